@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * cpu_reader: whole sub-buffers from one CPU's trace_pipe_raw.
+ *
+ * Reads never block (a blocking read of trace_pipe_raw in 6.1 never returns
+ * at the end of the data); the event loop drives every CPU from one timer
+ * and caps the pages taken from one CPU per pass so a busy CPU cannot starve
+ * the others. Hands each page on untouched: decoding is decode.c's job.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct rt_session;
+struct tracefs_cpu;
+
+typedef int (*rt_page_fn)(int cpu, const uint8_t *page, unsigned int len, void *ctx);
+
+struct rt_cpu_reader {
+	int cpu;
+	int fd;
+	struct tracefs_cpu *tcpu;
+	uint8_t *buf;
+	unsigned int buf_size;
+	bool is_file;			/* a captured file, not a live trace_pipe_raw */
+	bool eof;			/* a captured file ran out; live buffers never do */
+	unsigned long long pages;
+	unsigned long long bytes;
+};
+
+int rt_cpu_reader_open(struct rt_cpu_reader *reader, struct rt_session *session, int cpu,
+		       unsigned int sub_buffer_size);
+void rt_cpu_reader_close(struct rt_cpu_reader *reader);
+
+/*
+ * Reads up to max_pages (0: until drained) and passes each to fn.
+ * Returns the number of pages read, or -errno (fn's non-zero return stops
+ * the drain and is returned).
+ */
+int rt_cpu_reader_drain(struct rt_cpu_reader *reader, unsigned int max_pages, rt_page_fn fn,
+			void *ctx);

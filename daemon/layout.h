@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * layout: what the kernel says its ring buffer looks like.
+ *
+ * Owns the texts of events/header_page and events/header_event, the event
+ * formats (parsed into a tep_handle) and the numbers derived from them: where
+ * a sub-buffer keeps its timestamp, commit word and data, how big it is, how
+ * wide a kernel long is, and the common fields every event starts with. This
+ * is the only source of offsets and sizes in ringtap; nothing is assumed.
+ * Pure: texts in, description out; no file descriptors, no logging.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tep_handle;
+struct tep_event;
+
+#define RT_FIELD_NAME_MAX 64
+
+struct rt_field_desc {
+	char name[RT_FIELD_NAME_MAX];
+	unsigned int offset;
+	unsigned int size;
+	bool is_signed;
+};
+
+struct rt_layout {
+	struct tep_handle *tep;
+	char *header_page;
+	size_t header_page_len;
+	char *header_event;
+	size_t header_event_len;
+
+	struct rt_field_desc page_timestamp;
+	struct rt_field_desc page_commit;
+	struct rt_field_desc page_data;
+	unsigned int sub_buffer_size;	/* page_data.offset + page_data.size */
+	unsigned int long_size;		/* the commit word is one kernel long */
+	bool big_endian;
+
+	/* Common fields, learned from the first event format added. */
+	struct rt_field_desc *common;
+	unsigned int n_common;
+	const struct rt_field_desc *common_type;	/* the field that holds the event id */
+	unsigned int common_size;	/* end of the last common field */
+};
+
+/*
+ * Parses the two header texts. The commit field's size gives the long size.
+ * -EINVAL when a text is malformed or lacks a field ringtap needs;
+ * -EPROTONOSUPPORT when header_event describes an event header other than
+ * the one kbuffer decodes (5-bit type_len, 27-bit time_delta).
+ */
+int rt_layout_new(struct rt_layout **out, const char *header_page, size_t header_page_len,
+		  const char *header_event, size_t header_event_len, bool big_endian);
+void rt_layout_free(struct rt_layout *layout);
+
+/*
+ * Adds one event's format text. The first event added fixes the common
+ * fields; a later one that disagrees gives -EPROTO.
+ */
+int rt_layout_add_event(struct rt_layout *layout, const char *system, const char *format,
+			size_t len, struct tep_event **event);
+
+const struct rt_field_desc *rt_layout_common(const struct rt_layout *layout, const char *name);
+
+/* Parses one "field: TYPE NAME; offset:N; size:N; signed:N;" line. */
+int rt_parse_field_line(const char *line, const char *end, char *type, size_t type_size,
+			struct rt_field_desc *field);

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <tracefs/tracefs.h>
+
+#include "layout.h"
+#include "tracefs.h"
+#include "util.h"
+
+static int count_cpus(const char *dir)
+{
+	char path[4096];
+	int n = 0;
+
+	for (;;) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", dir, n);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			return n;
+		n++;
+	}
+}
+
+static int add_event_name(char ***list, size_t *n, const char *sys, const char *ev)
+{
+	char **nl = realloc(*list, (*n + 2) * sizeof(**list));
+
+	if (!nl)
+		return -ENOMEM;
+	*list = nl;
+	if (asprintf(&nl[*n], "%s:%s", sys, ev) < 0)
+		return -ENOMEM;
+	nl[++*n] = NULL;
+	return 0;
+}
+
+/* Expands the "system:event" globs against the events the kernel has. */
+static int select_events(struct rt_session *s, const char *const *globs, const char **why)
+{
+	char **systems = tracefs_event_systems(s->tracing_dir);
+	size_t n = 0;
+	int ret = 0;
+
+	if (!systems) {
+		*why = "listing event systems";
+		return -ENOENT;
+	}
+	for (const char *const *g = globs; g && *g && !ret; g++) {
+		const char *colon = strchr(*g, ':');
+		_cleanup_free_ char *sysglob = colon ? strndup(*g, colon - *g) : strdup("*");
+		const char *evglob = colon ? colon + 1 : *g;
+		size_t before = n;
+
+		if (!sysglob)
+			return -ENOMEM;
+		for (char **sys = systems; *sys && !ret; sys++) {
+			char **events;
+
+			if (fnmatch(sysglob, *sys, 0))
+				continue;
+			events = tracefs_system_events(s->tracing_dir, *sys);
+			for (char **ev = events; ev && *ev && !ret; ev++) {
+				bool dup = false;
+
+				if (fnmatch(evglob, *ev, 0))
+					continue;
+				for (size_t i = 0; i < n && !dup; i++)
+					dup = !strncmp(s->events[i], *sys, strlen(*sys)) &&
+					      s->events[i][strlen(*sys)] == ':' &&
+					      !strcmp(s->events[i] + strlen(*sys) + 1, *ev);
+				if (!dup)
+					ret = add_event_name(&s->events, &n, *sys, *ev);
+			}
+			tracefs_list_free(events);
+		}
+		if (!ret && n == before) {
+			*why = *g;
+			ret = -ENOENT;
+		}
+	}
+	tracefs_list_free(systems);
+	if (ret && ret != -ENOENT)
+		*why = "selecting events";
+	return ret;
+}
+
+int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, const char **why)
+{
+	struct rt_session *s;
+	const char *top;
+	int ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (o->tracing_dir) {
+		_cleanup_free_ char *dir = strdup(o->tracing_dir);
+
+		/* Also stops libtracefs from mounting anything on its own. */
+		if (!dir || tracefs_set_tracing_dir(dir)) {
+			*why = "using the tracing directory";
+			ret = -ENOENT;
+			goto fail;
+		}
+	}
+	top = tracefs_tracing_dir();
+	if (!top) {
+		*why = "finding tracefs (is it mounted, and are we root?)";
+		ret = -ENOENT;
+		goto fail;
+	}
+	s->tracing_dir = strdup(top);
+	if (!s->tracing_dir) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	s->read_only = o->tracing_dir && !o->instance_name;
+	if (!s->read_only) {
+		const char *name = o->instance_name ? o->instance_name : "ringtap";
+
+		if (tracefs_instance_exists(name)) {
+			/* Left by a run that did not exit cleanly: nobody else names it ours. */
+			struct tracefs_instance *stale = tracefs_instance_alloc(NULL, name);
+
+			if (!stale || tracefs_instance_destroy(stale)) {
+				tracefs_instance_free(stale);
+				*why = "removing the stale instance";
+				ret = -errno ? -errno : -EBUSY;
+				goto fail;
+			}
+			tracefs_instance_free(stale);
+			s->reclaimed = true;
+		}
+		s->instance = tracefs_instance_create(name);
+		if (!s->instance) {
+			*why = "creating the tracefs instance";
+			ret = errno ? -errno : -EIO;
+			goto fail;
+		}
+		s->owned = true;
+		/* Instances start with tracing on: nothing is recorded until we start. */
+		tracefs_trace_off(s->instance);
+		if (o->buffer_kb &&
+		    tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1)) {
+			*why = "setting the buffer size";
+			ret = errno ? -errno : -EINVAL;
+			goto fail;
+		}
+		if (o->clock && tracefs_instance_file_write(s->instance, "trace_clock", o->clock) < 0) {
+			*why = "setting the trace clock";
+			ret = -EINVAL;
+			goto fail;
+		}
+	}
+	{
+		_cleanup_free_ char *dir = s->instance ? tracefs_instance_get_dir(s->instance) :
+							 strdup(s->tracing_dir);
+
+		s->ncpus = dir ? count_cpus(dir) : 0;
+	}
+	if (!s->ncpus) {
+		*why = "finding per_cpu directories";
+		ret = -ENOENT;
+		goto fail;
+	}
+	if (!s->read_only) {
+		ssize_t kb = tracefs_instance_get_buffer_size(s->instance, 0);
+
+		s->buffer_kb = kb > 0 ? (size_t)kb : 0;
+	}
+	s->clock = tracefs_get_clock(s->instance);
+	ret = select_events(s, o->events, why);
+	if (ret)
+		goto fail;
+	if (!s->read_only) {
+		for (char **e = s->events; *e; e++) {
+			_cleanup_free_ char *sys = strndup(*e, strchr(*e, ':') - *e);
+
+			/* libtracefs takes regexes: anchor the exact names. */
+			_cleanup_free_ char *sysre = NULL, *evre = NULL;
+
+			if (!sys || asprintf(&sysre, "^%s$", sys) < 0 ||
+			    asprintf(&evre, "^%s$", strchr(*e, ':') + 1) < 0) {
+				ret = -ENOMEM;
+				goto fail;
+			}
+			if (tracefs_event_enable(s->instance, sysre, evre)) {
+				*why = *e;
+				ret = -EIO;
+				goto fail;
+			}
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	rt_session_close(s);
+	return ret;
+}
+
+int rt_session_start(struct rt_session *s)
+{
+	if (s->read_only)
+		return 0;
+	return tracefs_trace_on(s->instance) ? -EIO : 0;
+}
+
+int rt_session_stop(struct rt_session *s)
+{
+	if (s->read_only)
+		return 0;
+	return tracefs_trace_off(s->instance) ? -EIO : 0;
+}
+
+void rt_session_close(struct rt_session *s)
+{
+	if (!s)
+		return;
+	if (s->instance) {
+		if (s->owned)
+			tracefs_instance_destroy(s->instance);
+		tracefs_instance_free(s->instance);
+	}
+	if (s->events)
+		for (char **e = s->events; *e; e++)
+			free(*e);
+	free(s->events);
+	free(s->clock);
+	free(s->tracing_dir);
+	free(s);
+}
+
+int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char **why)
+{
+	_cleanup_free_ char *hp = NULL, *he = NULL;
+	struct rt_layout *l = NULL;
+	int hp_len = 0, he_len = 0, ret;
+
+	/* The headers live only at the top level, instances share them. */
+	hp = tracefs_instance_file_read(NULL, "events/header_page", &hp_len);
+	he = tracefs_instance_file_read(NULL, "events/header_event", &he_len);
+	if (!hp || !he) {
+		*why = "reading events/header_page and events/header_event";
+		return -ENOENT;
+	}
+	ret = rt_layout_new(&l, hp, hp_len, he, he_len, false);
+	if (ret) {
+		*why = ret == -EPROTONOSUPPORT ? "header_page or header_event describes a ring buffer "
+						 "this libtraceevent cannot decode" :
+						 "parsing header_page and header_event";
+		return ret;
+	}
+	for (char **e = s->events; *e; e++) {
+		char *colon = strchr(*e, ':');
+		_cleanup_free_ char *sys = strndup(*e, colon - *e);
+		_cleanup_free_ char *fmt = NULL;
+		int len = 0;
+
+		if (!sys) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		fmt = tracefs_event_file_read(NULL, sys, colon + 1, "format", &len);
+		if (!fmt) {
+			*why = *e;
+			ret = -ENOENT;
+			goto fail;
+		}
+		ret = rt_layout_add_event(l, sys, fmt, len, NULL);
+		if (ret) {
+			*why = *e;
+			goto fail;
+		}
+	}
+	*out = l;
+	return 0;
+fail:
+	rt_layout_free(l);
+	return ret;
+}
+
+int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "entries:", offsetof(struct rt_cpu_stats, entries) },
+		{ "overrun:", offsetof(struct rt_cpu_stats, overrun) },
+		{ "commit overrun:", offsetof(struct rt_cpu_stats, commit_overrun) },
+		{ "dropped events:", offsetof(struct rt_cpu_stats, dropped_events) },
+		{ "read events:", offsetof(struct rt_cpu_stats, read_events) },
+	};
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	int len = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (asprintf(&path, "per_cpu/cpu%d/stats", cpu) < 0)
+		return -ENOMEM;
+	text = tracefs_instance_file_read(s->instance, path, &len);
+	if (!text)
+		return -ENOENT;
+	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
+				*(unsigned long long *)((char *)st + keys[i].off) =
+					strtoull(line + strlen(keys[i].key), NULL, 10);
+	return 0;
+}

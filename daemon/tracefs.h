@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * tracefs: ringtapd's session with the kernel's tracing file system.
+ *
+ * Owns the private instance (created, reclaimed when a crashed run left it,
+ * removed on a clean exit), its per-CPU buffer size, trace clock, enabled
+ * events and tracing switch, and reads the texts the layout is built from.
+ * With a tracing directory given (a captured fixture tree) it uses that
+ * directory's top level as it is and changes nothing.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+struct rt_layout;
+struct tracefs_instance;
+
+struct rt_session_opts {
+	const char *tracing_dir;	/* NULL: the system's tracefs */
+	const char *instance_name;	/* NULL with tracing_dir: use the top level */
+	const char *const *events;	/* "system:event" globs, NULL-terminated */
+	size_t buffer_kb;		/* per CPU; 0 leaves the kernel's default */
+	const char *clock;		/* NULL leaves the kernel's choice */
+};
+
+struct rt_session {
+	struct tracefs_instance *instance;	/* NULL: top level of tracing_dir */
+	char *tracing_dir;
+	bool reclaimed;			/* a stale instance of ours was removed first */
+	bool owned;			/* remove the instance on close */
+	bool read_only;			/* a fixture tree: write nothing */
+	char *clock;			/* the clock in force, as the kernel reports it */
+	size_t buffer_kb;		/* what the kernel took, not what was asked */
+	int ncpus;			/* per_cpu/cpuN directories present */
+	char **events;			/* "system:event" of every event selected */
+};
+
+/* -errno; *why names the step that failed, for the one log line at the edge. */
+int rt_session_open(struct rt_session **out, const struct rt_session_opts *opts,
+		    const char **why);
+int rt_session_start(struct rt_session *session);
+int rt_session_stop(struct rt_session *session);
+void rt_session_close(struct rt_session *session);
+
+/* Builds the layout from header_page, header_event and the selected formats. */
+int rt_session_layout(struct rt_session *session, struct rt_layout **out, const char **why);
+
+/* Reads per_cpu/cpuN/stats: the kernel's own loss counters. */
+struct rt_cpu_stats {
+	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;
+};
+int rt_session_cpu_stats(struct rt_session *session, int cpu, struct rt_cpu_stats *stats);
