@@ -69,8 +69,10 @@ static uint64_t read_uint(const struct rt_layout *l, const uint8_t *p, unsigned 
 }
 
 /*
- * Walks the record chain the way kbuffer will, proving that every step
- * moves forward and every data record ends inside the committed data.
+ * Walks the record chain exactly as kbuffer will, on the same zero-padded
+ * copy, proving that every step moves forward and that every data record
+ * ends inside the committed data. kbuffer computes lengths in int: a length
+ * word read as negative would send it backwards, forever.
  */
 static const char *validate_records(const struct rt_layout *l, const uint8_t *data,
 				    unsigned int size)
@@ -81,41 +83,37 @@ static const char *validate_records(const struct rt_layout *l, const uint8_t *da
 		uint32_t word, type_len, len;
 		uint64_t next;
 
-		if (pos + 4 > size)
-			return "record header crosses the end of the data";
 		word = (uint32_t)read_uint(l, data + pos, 4);
 		type_len = l->big_endian ? word >> (32 - TYPE_LEN_BITS) :
 					   word & ((1u << TYPE_LEN_BITS) - 1);
 		switch (type_len) {
 		case TYPE_PADDING:
-			/* Padding may run past the commit to the page's end: that ends the walk. */
-			if (pos + 8 > size)
-				return NULL;
+			/* Its length may lie past the commit (read as 0 there). */
 			len = (uint32_t)read_uint(l, data + pos + 4, 4);
 			if (len > INT32_MAX)
 				return "padding length out of range";
 			next = pos + 4 + len;
-			if (next > size)
-				return NULL;
+			if (next >= size)
+				return NULL;	/* the rest of the page is padding */
 			break;
 		case TYPE_TIME_EXTEND:
 		case TYPE_TIME_STAMP:
 			next = pos + 8;
 			break;
 		case 0:
-			if (pos + 8 > size)
-				return "record length crosses the end of the data";
 			len = (uint32_t)read_uint(l, data + pos + 4, 4);
 			if (len < 4 || len > size)
 				return "record length out of range";
 			next = pos + 8 + (((uint64_t)len - 4 + 3) & ~3ULL);
+			if (next > size)
+				return "record crosses the end of the data";
 			break;
 		default:
 			next = pos + 4 + 4ULL * type_len;
+			if (next > size)
+				return "record crosses the end of the data";
 			break;
 		}
-		if (next > size)
-			return "record crosses the end of the data";
 		pos = next;
 	}
 	return NULL;
@@ -159,7 +157,7 @@ static const char *check_page(struct rt_decoder *d, const uint8_t *buf, size_t l
 		r->missed_count = read_uint(l, buf + at, l->long_size);
 		r->missed_exact = true;
 	}
-	return validate_records(l, buf + l->page_data.offset, r->data_size);
+	return NULL;
 }
 
 int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size_t len,
@@ -174,8 +172,17 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 	r->error = check_page(d, buf, len, r);
 	if (r->error)
 		return -EBADMSG;
-	memcpy(d->page, buf, len);
-	memset(d->page + len, 0, d->page_alloc - len);
+	/*
+	 * A private copy, zeroed past the commit: the bytes there are stale
+	 * records (or the stored missed count, already read), and kbuffer reads
+	 * a padding record's length from them.
+	 */
+	memcpy(d->page, buf, l->page_data.offset + r->data_size);
+	memset(d->page + l->page_data.offset + r->data_size, 0,
+	       d->page_alloc - l->page_data.offset - r->data_size);
+	r->error = validate_records(l, d->page + l->page_data.offset, r->data_size);
+	if (r->error)
+		return -EBADMSG;
 	if (kbuffer_load_subbuffer(d->kbuf, d->page)) {
 		r->error = "kbuffer refused the page";
 		return -EBADMSG;

@@ -332,6 +332,12 @@ static int run(struct ringtapd *d)
 	fprintf(stderr, "; sub-buffer %u bytes, long %u, clock %s, %d CPUs\n",
 		d->layout->sub_buffer_size, d->layout->long_size,
 		d->session->clock ? d->session->clock : "?", d->session->ncpus);
+	ret = rt_session_symbols(d->session, d->layout);
+	if (ret < 0)
+		fprintf(stderr, "ringtapd: kernel symbols: %s; pointers stay addresses\n",
+			strerror(-ret));
+	else if (ret > 0)
+		fprintf(stderr, "ringtapd: %d kernel symbols loaded for pointer fields\n", ret);
 	ret = rt_decoder_new(&d->decoder, d->layout);
 	if (ret)
 		return ret;
@@ -352,12 +358,6 @@ static int run(struct ringtapd *d)
 	ret = sd_event_default(&d->loop);
 	if (ret < 0)
 		return ret;
-	sigset_t mask;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if ((ret = sd_event_add_signal(d->loop, NULL, SIGINT, NULL, NULL)) < 0 ||
 	    (ret = sd_event_add_signal(d->loop, NULL, SIGTERM, NULL, NULL)) < 0 ||
 	    (ret = sd_event_add_time_relative(d->loop, &timer, CLOCK_MONOTONIC, 0, 1000,
@@ -404,7 +404,18 @@ static void teardown(struct ringtapd *d)
 int main(int argc, char **argv)
 {
 	struct ringtapd d = { .out = stdout };
+	sigset_t mask;
 	int ret;
+
+	/*
+	 * Block the stop signals first: one that arrives during setup then waits
+	 * for the loop (which stops at once and cleans up) instead of killing us
+	 * with the instance left behind, or being lost where it was ignored.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	trace_seq_init(&d.line);
 	ret = parse_args(&d, argc, argv);

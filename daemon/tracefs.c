@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <event-parse.h>
 #include <tracefs/tracefs.h>
 
 #include "layout.h"
@@ -284,6 +285,60 @@ int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char *
 fail:
 	rt_layout_free(l);
 	return ret;
+}
+
+static bool has_pointer_field(struct rt_layout *l)
+{
+	struct tep_event **events = tep_list_events(l->tep, TEP_EVENT_SORT_ID);
+
+	for (int i = 0; events && events[i]; i++)
+		for (struct tep_format_field *f = events[i]->format.fields; f; f = f->next)
+			if (f->flags & TEP_FIELD_IS_POINTER)
+				return true;
+	return false;
+}
+
+int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	FILE *f;
+	size_t cap = 0, len = 0;
+	int n = 0;
+
+	if (!has_pointer_field(l))
+		return 0;
+	if (s->read_only ? asprintf(&path, "%s/kallsyms", s->tracing_dir) < 0 :
+			   !(path = strdup("/proc/kallsyms")))
+		return -ENOMEM;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	for (;;) {
+		size_t r;
+
+		if (len + 65536 + 1 > cap) {
+			char *nt = realloc(text, cap = cap ? cap * 2 : 1 << 20);
+
+			if (!nt) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			text = nt;
+		}
+		r = fread(text + len, 1, cap - len - 1, f);
+		if (!r)
+			break;
+		len += r;
+	}
+	fclose(f);
+	if (!text)
+		return 0;
+	text[len] = '\0';
+	if (tep_parse_kallsyms(l->tep, text))
+		return -EINVAL;
+	for (char *p = text; (p = strchr(p, '\n')); p++)
+		n++;
+	return n;
 }
 
 int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)

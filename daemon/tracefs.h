@@ -45,6 +45,15 @@ void rt_session_close(struct rt_session *session);
 /* Builds the layout from header_page, header_event and the selected formats. */
 int rt_session_layout(struct rt_session *session, struct rt_layout **out, const char **why);
 
+/*
+ * Loads kernel symbols into the layout's tep when a selected event has a
+ * pointer field, so pointers print as symbols: /proc/kallsyms live, the
+ * tree's "kallsyms" file for a captured tree. Returns the number of symbols
+ * loaded, 0 when none were needed or none can be read (tinyconfig kernels
+ * have no kallsyms), or -errno.
+ */
+int rt_session_symbols(struct rt_session *session, struct rt_layout *layout);
+
 /* Reads per_cpu/cpuN/stats: the kernel's own loss counters. */
 struct rt_cpu_stats {
 	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;

@@ -23,3 +23,23 @@ export_dir() {
 		echo "RINGTAP-EXPORT-END"
 	} > /dev/ttyS1
 }
+
+# wait_or_dump PID SECONDS: waits for PID; if it is still running after
+# SECONDS, shows where it is stuck (state, kernel stack) and fails.
+wait_or_dump() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		if [ $_i -gt $(($2 * 10)) ]; then
+			echo "stuck: pid $1 $(grep State /proc/$1/status) wchan=$(cat /proc/$1/wchan)"
+			cat /proc/$1/stack 2>/dev/null
+			for t in /proc/[0-9]*; do
+				grep -q '^State:.*D' $t/status 2>/dev/null &&
+					echo "D task $(cat $t/comm): $(cat $t/stack 2>/dev/null | head -5 | tr '\n' ' ')"
+			done
+			fail "pid $1 did not exit within $2 s"
+		fi
+		sleep 0.1
+	done
+	wait "$1"
+}

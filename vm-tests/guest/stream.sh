@@ -2,11 +2,12 @@
 # sequence number present once and the payloads exact; with a tiny buffer
 # and a slow drain, delivered + counted lost = emitted, exactly.
 
+# Each run writes its own stderr file: a stale one would say "tracing" early.
 wait_for_tracing() {
 	i=0
-	while ! grep -q '^ringtapd: tracing ' /tmp/err; do
+	while ! grep -q '^ringtapd: tracing ' $1 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || fail "ringtapd did not start: $(cat /tmp/err)"
+		[ $i -lt 100 ] || fail "ringtapd did not start: $(cat $1)"
 		sleep 0.1
 	done
 }
@@ -15,14 +16,14 @@ emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 
 # --- every event, once -------------------------------------------------------
 n=5000
-ringtapd --stdout --no-time -e ringtap_test:ringtap_test > /tmp/out 2> /tmp/err &
+ringtapd --stdout --no-time -e ringtap_test:ringtap_test > /tmp/out 2> /tmp/err1 &
 pid=$!
-wait_for_tracing
+wait_for_tracing /tmp/err1
 start=$(emitted)
 echo $n > $RINGTAP_TEST/burst
 kill -INT $pid
-wait $pid || fail "ringtapd exited with $?: $(cat /tmp/err)"
-cat /tmp/err
+wait_or_dump $pid 20 || fail "ringtapd exited with $?: $(cat /tmp/err1)"
+cat /tmp/err1
 [ -d $T/instances/ringtap ] && fail "instance left behind"
 pass "instance removed on exit"
 expect_eq "emitted" $(( $(emitted) - start )) $((2 * n))
@@ -36,14 +37,16 @@ pass "payload of cpu1 seq 7"
 
 # --- overrun: nothing lost silently -----------------------------------------
 n=20000
-ringtapd --stdout --no-time -b 8 --drain-ms 2000 -e ringtap_test:ringtap_test > /tmp/out 2> /tmp/err &
+ringtapd --stdout --no-time -b 8 --drain-ms 2000 -e ringtap_test:ringtap_test > /tmp/out 2> /tmp/err2 &
 pid=$!
-wait_for_tracing
+wait_for_tracing /tmp/err2
 start=$(emitted)
+echo "note: burst of $n per CPU into 8 KiB buffers"
 echo $n > $RINGTAP_TEST/burst
+echo "note: burst done, stopping ringtapd"
 kill -INT $pid
-wait $pid || fail "ringtapd exited with $?: $(cat /tmp/err)"
-cat /tmp/err
+wait_or_dump $pid 20 || fail "ringtapd exited with $?: $(cat /tmp/err2)"
+cat /tmp/err2
 delivered=$(grep -c 'ringtap_test:ringtap_test' /tmp/out)
 lost=$(sed -n 's/^# cpu [0-9]*: lost \([0-9]*\) events.*/\1/p' /tmp/out | awk '{ s += $1 } END { print s + 0 }')
 uncounted=$(grep -c 'count unknown' /tmp/out)
@@ -51,3 +54,20 @@ echo "note: delivered $delivered, lost $lost, pages with an unknown count $uncou
 [ "$lost" -gt 0 ] || fail "a tiny buffer lost nothing"
 expect_eq "delivered + lost" $((delivered + lost)) $(( $(emitted) - start ))
 expect_eq "pages with an unknown count" "$uncounted" 0
+
+# --- pointers print as symbols where /proc/kallsyms allows -------------------
+ringtapd --stdout --no-time -e timer:timer_start --duration 0.5 > /tmp/out 2> /tmp/err3 ||
+	fail "ringtapd on timer_start: $(cat /tmp/err3)"
+grep -q 'kernel symbols loaded' /tmp/err3 || fail "no symbols loaded: $(cat /tmp/err3)"
+grep -q ' function=0x[0-9a-f]*<[a-z_0-9.]*>' /tmp/out || fail "no symbol in: $(head -3 /tmp/out)"
+pass "pointer fields print as symbols: $(grep -o -m1 'function=[^ ]*' /tmp/out)"
+
+# --- a stale instance left by a crash is reclaimed ----------------------------
+mkdir $T/instances/ringtap
+echo 1 > $T/instances/ringtap/events/sched/sched_switch/enable
+ringtapd --stdout --no-time -e ringtap_test:ringtap_test --duration 0.2 > /tmp/out 2> /tmp/err3 ||
+	fail "ringtapd with a stale instance: $(cat /tmp/err3)"
+grep -q 'removed a stale instance' /tmp/err3 || fail "stale instance not reported: $(cat /tmp/err3)"
+grep -q sched_switch /tmp/out && fail "the stale instance's events leaked into the stream"
+[ -d $T/instances/ringtap ] && fail "instance left behind"
+pass "stale instance reclaimed"
