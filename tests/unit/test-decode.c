@@ -477,6 +477,83 @@ static void test_bad_data_loc(const char *root)
 	fixture_close(&fx);
 }
 
+struct stamp_ctx {
+	unsigned int n;
+	uint64_t ts[4];
+};
+
+static int stamp_record(const struct rt_record *rec, void *ctx)
+{
+	struct stamp_ctx *c = ctx;
+
+	if (c->n < 4)
+		c->ts[c->n] = rec->timestamp;
+	c->n++;
+	return 0;
+}
+
+/*
+ * Time-extend and absolute-timestamp records, built by hand around a real
+ * event: a 27-bit delta, an extend that adds high bits, and an absolute
+ * stamp that replaces the running time.
+ */
+static void test_time_records(const char *root)
+{
+	struct fixture fx;
+	struct rt_page_result r;
+	struct stamp_ctx c = { 0 };
+	uint8_t *pages, *page, *p, event[256];
+	unsigned int data, type_len, ev_len;
+	uint64_t base = 1000000000ULL, commit;
+	size_t len;
+
+	if (fixture_open(&fx, root, "stock", all_events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	pages = fixture_pages(&fx, 0, &len);
+	data = fx.layout->page_data.offset;
+	/* The first record of the capture is a short-form data record. */
+	type_len = get32(pages + data) & 0x1f;
+	CHECK(type_len > 0 && type_len < 29);
+	ev_len = 4 * type_len;
+	memcpy(event, pages + data + 4, ev_len);
+
+	page = calloc(1, fx.layout->sub_buffer_size);
+	memcpy(page + fx.layout->page_timestamp.offset, &base, 8);
+	p = page + data;
+	/* 1: data, delta 7 */
+	put32(p, type_len | (7u << 5));
+	memcpy(p + 4, event, ev_len);
+	p += 4 + ev_len;
+	/* 2: time extend of (3 << 27) + 5, then data with delta 2 */
+	put32(p, 30 | (5u << 5));
+	put32(p + 4, 3);
+	p += 8;
+	put32(p, type_len | (2u << 5));
+	memcpy(p + 4, event, ev_len);
+	p += 4 + ev_len;
+	/* 3: absolute stamp 0x1_2345_6789 (low 27 bits in the header), then data delta 0 */
+	put32(p, 31 | ((0x123456789u & ((1u << 27) - 1)) << 5));
+	put32(p + 4, (uint32_t)(0x123456789ULL >> 27));
+	p += 8;
+	put32(p, type_len);
+	memcpy(p + 4, event, ev_len);
+	p += 4 + ev_len;
+	commit = (uint64_t)(p - (page + data));
+	memcpy(page + fx.layout->page_commit.offset, &commit, 8);
+
+	CHECK_EQ(rt_decode_page(fx.decoder, 0, page, fx.layout->sub_buffer_size, stamp_record, &c,
+				&r), 0);
+	CHECK_EQ(c.n, 3);
+	CHECK_EQ(c.ts[0], base + 7);
+	CHECK_EQ(c.ts[1], base + 7 + (3ULL << 27) + 5 + 2);
+	CHECK_EQ(c.ts[2], 0x123456789ULL);
+	free(page);
+	free(pages);
+	fixture_close(&fx);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const variants[] = { "stock", "padded", "rt" };
@@ -508,5 +585,6 @@ int main(int argc, char **argv)
 		lines_free(&payloads[i]);
 	test_malformed(argv[1]);
 	test_bad_data_loc(argv[1]);
+	test_time_records(argv[1]);
 	return check_exit("test-decode");
 }

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * decode-bench: ns per event of ringtap's page decoder against a plain
+ * libtraceevent loop (kbuffer + tep_print_event, what trace-cmd report
+ * does per record), on the same captured pages, in the same process.
+ *
+ * usage: decode-bench FIXTURE_DIR [ROUNDS]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
+#include <trace-seq.h>
+
+#include "decode.h"
+#include "layout.h"
+#include "text.h"
+#include "tracefs.h"
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc(n + 1);
+	if (buf && fread(buf, 1, n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+struct ctx {
+	const struct rt_layout *layout;
+	struct trace_seq seq;
+	unsigned long long events;
+	bool text;
+};
+
+static int on_record(const struct rt_record *rec, void *p)
+{
+	struct ctx *c = p;
+
+	c->events++;
+	if (c->text) {
+		trace_seq_reset(&c->seq);
+		rt_record_text(&c->seq, rec, c->layout, 0);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
+					      "ftrace:print", NULL };
+	struct rt_session_opts opts = { .events = events };
+	struct rt_session *s = NULL;
+	struct rt_layout *l = NULL;
+	struct rt_decoder *d = NULL;
+	const char *why = "";
+	int rounds = argc > 2 ? atoi(argv[2]) : 2000;
+	char path[4096];
+	uint8_t *pages[2];
+	size_t lens[2];
+	struct ctx c = { 0 };
+	double t, ns_decode = 0, ns_text = 0, ns_tep;
+	unsigned long long n_tep = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS]\n", argv[0]);
+		return 2;
+	}
+	opts.tracing_dir = argv[1];
+	if (rt_session_open(&s, &opts, &why) || rt_session_layout(s, &l, &why) ||
+	    rt_decoder_new(&d, l)) {
+		fprintf(stderr, "decode-bench: %s failed\n", why);
+		return 1;
+	}
+	for (int cpu = 0; cpu < 2; cpu++) {
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw", argv[1], cpu);
+		pages[cpu] = (uint8_t *)slurp(path, &lens[cpu]);
+		if (!pages[cpu])
+			return 1;
+	}
+	c.layout = l;
+	trace_seq_init(&c.seq);
+
+	for (int mode = 0; mode < 2; mode++) {
+		c.text = mode;
+		c.events = 0;
+		t = now_ns();
+		for (int r = 0; r < rounds; r++)
+			for (int cpu = 0; cpu < 2; cpu++)
+				for (size_t off = 0; off < lens[cpu]; off += l->sub_buffer_size) {
+					struct rt_page_result res;
+
+					rt_decode_page(d, cpu, pages[cpu] + off, l->sub_buffer_size,
+						       on_record, &c, &res);
+				}
+		t = (now_ns() - t) / c.events;
+		if (mode)
+			ns_text = t;
+		else
+			ns_decode = t;
+	}
+
+	/* The peer: kbuffer walks the page, tep_print_event formats each record. */
+	{
+		struct kbuffer *kb = tep_kbuffer(l->tep);
+		struct tep_record rec = { 0 };
+
+		t = now_ns();
+		for (int r = 0; r < rounds; r++)
+			for (int cpu = 0; cpu < 2; cpu++)
+				for (size_t off = 0; off < lens[cpu]; off += l->sub_buffer_size) {
+					unsigned long long ts;
+					void *data;
+
+					kbuffer_load_subbuffer(kb, pages[cpu] + off);
+					for (data = kbuffer_read_event(kb, &ts); data;
+					     data = kbuffer_next_event(kb, &ts)) {
+						struct tep_event *ev;
+
+						rec.ts = ts;
+						rec.data = data;
+						rec.size = kbuffer_event_size(kb);
+						rec.cpu = cpu;
+						ev = tep_find_event_by_record(l->tep, &rec);
+						trace_seq_reset(&c.seq);
+						if (ev)
+							tep_print_event(l->tep, &c.seq, &rec,
+									"%s: %s", TEP_PRINT_NAME,
+									TEP_PRINT_INFO);
+						n_tep++;
+					}
+				}
+		ns_tep = (now_ns() - t) / n_tep;
+		kbuffer_free(kb);
+	}
+	printf("decode-bench: %s, %llu events per round, %d rounds\n", argv[1],
+	       c.events / rounds, rounds);
+	printf("%-44s %8.1f ns/event\n", "ringtap decode (records, no text)", ns_decode);
+	printf("%-44s %8.1f ns/event\n", "ringtap decode + text line", ns_text);
+	printf("%-44s %8.1f ns/event\n", "libtraceevent kbuffer + tep_print_event", ns_tep);
+	printf("ratio ringtap text / libtraceevent print: %.2f\n", ns_text / ns_tep);
+	trace_seq_destroy(&c.seq);
+	free(pages[0]);
+	free(pages[1]);
+	rt_decoder_free(d);
+	rt_layout_free(l);
+	rt_session_close(s);
+	return 0;
+}
