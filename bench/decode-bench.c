@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 {
 	static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
 					      "ftrace:print", NULL };
-	struct rt_session_opts opts = { .events = events };
+	struct rt_session_opts opts = { 0 };
 	struct rt_session *s = NULL;
 	struct rt_layout *l = NULL;
 	struct rt_decoder *d = NULL;
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	}
 	opts.tracing_dir = argv[1];
 	if (rt_session_open(&s, &opts, &why) || rt_session_layout(s, &l, &why) ||
-	    rt_decoder_new(&d, l)) {
+	    rt_session_enable(s, l, events, &why) < 0 || rt_decoder_new(&d, l)) {
 		fprintf(stderr, "decode-bench: %s failed\n", why);
 		return 1;
 	}

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event-parse.h>
 #include <systemd/sd-daemon.h>
@@ -19,6 +20,8 @@
 #include "cpu_reader.h"
 #include "decode.h"
 #include "layout.h"
+#include "log.h"
+#include "server.h"
 #include "text.h"
 #include "tracefs.h"
 #include "util.h"
@@ -32,9 +35,11 @@ struct cpu_account {
 
 struct ringtapd {
 	struct rt_session_opts opts;
+	struct rt_server_opts server_opts;
 	char **event_globs;
 	bool to_stdout;
 	bool once;
+	unsigned int wait_subscribers;	/* read nothing until this many subscribed */
 	unsigned int text_flags;
 	unsigned int drain_ms;
 	unsigned int max_pages_per_pass;
@@ -43,13 +48,15 @@ struct ringtapd {
 	struct rt_session *session;
 	struct rt_layout *layout;
 	struct rt_decoder *decoder;
+	struct rt_server *server;
 	struct rt_cpu_reader *readers;
 	struct cpu_account *acct;
 	int ncpus;
 	sd_event *loop;
 	struct trace_seq line;
 	FILE *out;
-	int exit_code;
+	bool stopping;		/* tracing is off; waiting for subscribers to take the rest */
+	uint64_t stop_deadline;
 };
 
 static void usage(FILE *f)
@@ -57,8 +64,17 @@ static void usage(FILE *f)
 	fputs("Usage: ringtapd [OPTIONS]\n"
 	      "Reads every CPU's ring buffer in a private tracefs instance, learns the event\n"
 	      "layout from tracefs and decodes the events.\n\n"
-	      "  -e, --events=LIST       comma-separated system:event globs to trace\n"
-	      "                          (default ringtap_test:*)\n"
+	      "Serves subscribers on a Unix socket (systemd socket activation or its own),\n"
+	      "or prints decoded records with --stdout.\n\n"
+	      "  -s, --socket=PATH       socket to bind without systemd\n"
+	      "                          (default /run/ringtap/ringtapd.sock)\n"
+	      "  -g, --group=NAME        members may subscribe (default ringtap; root always)\n"
+	      "      --max-queue-kb=KB   per-subscriber queue before records drop (default 4096)\n"
+	      "      --max-clients=N     subscribers at once (default 64)\n"
+	      "      --wait-subscribers=N  read nothing until N clients subscribed (tests,\n"
+	      "                          replays of a captured tree)\n"
+	      "  -e, --events=LIST       comma-separated system:event globs to enable from the\n"
+	      "                          start (default with --stdout: ringtap_test:*)\n"
 	      "  -i, --instance=NAME     tracefs instance name (default ringtap)\n"
 	      "  -b, --buffer-kb=KB      per-CPU ring buffer size\n"
 	      "  -C, --clock=NAME        trace clock (default: the kernel's)\n"
@@ -99,12 +115,27 @@ static int split_list(const char *csv, char ***out)
 	return n ? 0 : -EINVAL;
 }
 
-enum { OPT_STDOUT = 256, OPT_COMMON, OPT_NO_TIME, OPT_ONCE, OPT_DRAIN_MS, OPT_MAX_PAGES };
+enum {
+	OPT_STDOUT = 256,
+	OPT_COMMON,
+	OPT_NO_TIME,
+	OPT_ONCE,
+	OPT_DRAIN_MS,
+	OPT_MAX_PAGES,
+	OPT_MAX_QUEUE,
+	OPT_MAX_CLIENTS,
+	OPT_WAIT_SUBSCRIBERS,
+};
 
 static int parse_args(struct ringtapd *d, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "events", required_argument, NULL, 'e' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "max-queue-kb", required_argument, NULL, OPT_MAX_QUEUE },
+		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+		{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "clock", required_argument, NULL, 'C' },
@@ -120,15 +151,34 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	const char *events = "ringtap_test:*";
+	const char *events = NULL;
 	int c;
 
+	d->server_opts.socket_path = "/run/ringtap/ringtapd.sock";
+	d->server_opts.group = "ringtap";
+	d->server_opts.max_queue = 4096 << 10;
+	d->server_opts.max_clients = 64;
 	d->drain_ms = 50;
 	d->max_pages_per_pass = 256;
-	while ((c = getopt_long(argc, argv, "e:i:b:C:t:d:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:s:g:i:b:C:t:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			events = optarg;
+			break;
+		case 's':
+			d->server_opts.socket_path = optarg;
+			break;
+		case 'g':
+			d->server_opts.group = optarg;
+			break;
+		case OPT_MAX_QUEUE:
+			d->server_opts.max_queue = strtoul(optarg, NULL, 10) << 10;
+			break;
+		case OPT_WAIT_SUBSCRIBERS:
+			d->wait_subscribers = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case OPT_MAX_CLIENTS:
+			d->server_opts.max_clients = (unsigned int)strtoul(optarg, NULL, 10);
 			break;
 		case 'i':
 			d->opts.instance_name = optarg;
@@ -178,17 +228,14 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		fprintf(stderr, "ringtapd: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!d->to_stdout) {
-		fprintf(stderr, "ringtapd: the socket server is not built yet; use --stdout\n");
-		return -EINVAL;
-	}
 	if (!d->drain_ms)
 		d->drain_ms = 1;
-	if (split_list(events, &d->event_globs)) {
+	if (!events)
+		events = d->to_stdout ? "ringtap_test:*" : NULL;
+	if (events && split_list(events, &d->event_globs)) {
 		fprintf(stderr, "ringtapd: bad --events list '%s'\n", events);
 		return -EINVAL;
 	}
-	d->opts.events = (const char *const *)d->event_globs;
 	return 0;
 }
 
@@ -199,6 +246,10 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	d->acct[rec->cpu].records++;
 	if (!rec->event)
 		d->acct[rec->cpu].unknown++;
+	if (d->server)
+		rt_server_record(d->server, rec);
+	if (!d->to_stdout)
+		return 0;
 	trace_seq_reset(&d->line);
 	rt_record_text(&d->line, rec, d->layout, d->text_flags);
 	trace_seq_terminate(&d->line);
@@ -217,22 +268,31 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	ret = rt_decode_page(d->decoder, (unsigned int)cpu, page, len, on_record, d, &res);
 	if (ret == -EBADMSG) {
 		a->malformed_pages++;
-		fprintf(d->out, "# cpu %d: malformed page skipped (%s)\n", cpu, res.error);
-		return 0;
-	}
-	if (res.missed) {
+		rt_log(LOG_WARNING, "cpu %d: malformed page skipped (%s)", cpu, res.error);
+		if (d->to_stdout)
+			fprintf(d->out, "# cpu %d: malformed page skipped (%s)\n", cpu, res.error);
+		/* Its records are lost, how many is unknown: subscribers are told so. */
+		if (d->server)
+			rt_server_kernel_loss(d->server, (unsigned int)cpu, 0, false, 0);
+	} else if (res.missed) {
 		/* The kernel lost events before this page's first record. */
-		if (res.missed_exact) {
+		if (res.missed_exact)
 			a->missed_exact += res.missed_count;
+		else
+			a->missed_pages_inexact++;
+		if (d->server)
+			rt_server_kernel_loss(d->server, (unsigned int)cpu, res.missed_count,
+					      res.missed_exact, res.timestamp);
+		if (d->to_stdout && res.missed_exact)
 			fprintf(d->out, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n", cpu,
 				res.missed_count, res.timestamp);
-		} else {
-			a->missed_pages_inexact++;
+		else if (d->to_stdout)
 			fprintf(d->out, "# cpu %d: lost events (count unknown) before %" PRIu64 "\n",
 				cpu, res.timestamp);
-		}
 	}
-	return ret;
+	if (d->server)
+		rt_server_end_page(d->server);
+	return ret == -EBADMSG ? 0 : ret;
 }
 
 /* One pass over every CPU; returns the pages read, or -errno. */
@@ -261,26 +321,68 @@ static bool all_eof(const struct ringtapd *d)
 	return true;
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Stopping: tracing off, everything the kernel holds read, then up to two
+ * seconds for subscribers to take what is queued for them.
+ */
+static void begin_stop(struct ringtapd *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	sd_notify(0, "STOPPING=1");
+	rt_session_stop(d->session);
+	drain_all(d, 0);
+	d->stop_deadline = now_us() + 2000000;
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
-	int n = drain_all(d, d->max_pages_per_pass);
+	uint64_t next_us = d->drain_ms * 1000ULL;
+	int n;
 
-	if (n < 0)
-		return sd_event_exit(d->loop, 1);
-	if (d->once && (n == 0 || all_eof(d)))
-		return sd_event_exit(d->loop, 0);
-	/* Pages left behind by the per-pass cap: come back at once. */
-	return sd_event_source_set_time_relative(s, n >= d->max_pages_per_pass * d->ncpus ?
-							    0 : d->drain_ms * 1000ULL) ?:
+	if (d->stopping) {
+		if (!d->server || rt_server_drained(d->server) || now_us() > d->stop_deadline)
+			return sd_event_exit(d->loop, 0);
+		next_us = 10000;
+	} else if (d->server && rt_server_subscribers(d->server) < d->wait_subscribers) {
+		next_us = 10000;
+	} else {
+		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */
+		n = drain_all(d, d->max_pages_per_pass);
+		if (n < 0)
+			return sd_event_exit(d->loop, 1);
+		if (d->once && (n == 0 || all_eof(d))) {
+			begin_stop(d);
+			next_us = 0;
+		} else if (n >= (int)(d->max_pages_per_pass * d->ncpus)) {
+			/* Pages left behind by the per-pass cap: come back at once. */
+			next_us = 0;
+		}
+	}
+	return sd_event_source_set_time_relative(s, next_us) ?:
 	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	begin_stop(userdata);
+	return 0;
 }
 
 static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	struct ringtapd *d = userdata;
-
-	return sd_event_exit(d->loop, 0);
+	begin_stop(userdata);
+	return 0;
 }
 
 static void report(struct ringtapd *d)
@@ -297,15 +399,6 @@ static void report(struct ringtapd *d)
 			cpu, d->readers[cpu].pages, a->records, a->unknown, a->missed_exact, a->missed_pages_inexact,
 			a->malformed_pages, st.overrun, st.commit_overrun, st.dropped_events);
 	}
-}
-
-static size_t count_events(const struct ringtapd *d)
-{
-	size_t n = 0;
-
-	while (d->session->events[n])
-		n++;
-	return n;
 }
 
 static int run(struct ringtapd *d)
@@ -332,6 +425,12 @@ static int run(struct ringtapd *d)
 	fprintf(stderr, "; sub-buffer %u bytes, long %u, clock %s, %d CPUs\n",
 		d->layout->sub_buffer_size, d->layout->long_size,
 		d->session->clock ? d->session->clock : "?", d->session->ncpus);
+	ret = d->event_globs ? rt_session_enable(d->session, d->layout,
+						 (const char *const *)d->event_globs, &why) : 0;
+	if (ret < 0) {
+		fprintf(stderr, "ringtapd: enabling events: %s: %s\n", why, strerror(-ret));
+		return ret;
+	}
 	ret = rt_session_symbols(d->session, d->layout);
 	if (ret < 0)
 		fprintf(stderr, "ringtapd: kernel symbols: %s; pointers stay addresses\n",
@@ -358,11 +457,16 @@ static int run(struct ringtapd *d)
 	ret = sd_event_default(&d->loop);
 	if (ret < 0)
 		return ret;
-	if ((ret = sd_event_add_signal(d->loop, NULL, SIGINT, NULL, NULL)) < 0 ||
-	    (ret = sd_event_add_signal(d->loop, NULL, SIGTERM, NULL, NULL)) < 0 ||
+	if ((ret = sd_event_add_signal(d->loop, NULL, SIGINT, on_stop_signal, d)) < 0 ||
+	    (ret = sd_event_add_signal(d->loop, NULL, SIGTERM, on_stop_signal, d)) < 0 ||
 	    (ret = sd_event_add_time_relative(d->loop, &timer, CLOCK_MONOTONIC, 0, 1000,
 					      on_drain_timer, d)) < 0)
 		return ret;
+	if (!d->to_stdout) {
+		ret = rt_server_new(&d->server, d->loop, &d->server_opts, d->session, d->layout);
+		if (ret < 0)
+			return ret;
+	}
 	if (d->duration_us &&
 	    (ret = sd_event_add_time_relative(d->loop, &stop, CLOCK_MONOTONIC, d->duration_us,
 					      1000, on_duration, d)) < 0)
@@ -372,14 +476,10 @@ static int run(struct ringtapd *d)
 		fprintf(stderr, "ringtapd: turning tracing on: %s\n", strerror(-ret));
 		return ret;
 	}
-	fprintf(stderr, "ringtapd: tracing %zu event(s) on %d CPUs\n", count_events(d), d->ncpus);
+	fprintf(stderr, "ringtapd: tracing %zu event(s) on %d CPUs\n", d->session->n_events, d->ncpus);
 	sd_notify(0, "READY=1");
 	ret = sd_event_loop(d->loop);
-	sd_notify(0, "STOPPING=1");
-	rt_session_stop(d->session);
-	/* Flush: everything the kernel holds is read before the instance goes. */
-	if (drain_all(d, 0) < 0 && !ret)
-		ret = 1;
+	begin_stop(d);	/* no-op unless the loop ended on an error */
 	report(d);
 	return ret > 0 ? -EIO : ret;
 }
@@ -390,6 +490,7 @@ static void teardown(struct ringtapd *d)
 		rt_cpu_reader_close(&d->readers[cpu]);
 	free(d->readers);
 	free(d->acct);
+	rt_server_free(d->server);
 	rt_decoder_free(d->decoder);
 	rt_layout_free(d->layout);
 	rt_session_close(d->session);

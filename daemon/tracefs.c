@@ -29,25 +29,61 @@ static int count_cpus(const char *dir)
 	}
 }
 
-static int add_event_name(char ***list, size_t *n, const char *sys, const char *ev)
+static bool has_event(const struct rt_session *s, const char *sys, const char *ev)
 {
-	char **nl = realloc(*list, (*n + 2) * sizeof(**list));
+	size_t slen = strlen(sys);
 
+	for (size_t i = 0; i < s->n_events; i++)
+		if (!strncmp(s->events[i], sys, slen) && s->events[i][slen] == ':' &&
+		    !strcmp(s->events[i] + slen + 1, ev))
+			return true;
+	return false;
+}
+
+/* Reads the format, teaches it to the layout, then switches the event on. */
+static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys, const char *ev,
+		      const char **why)
+{
+	_cleanup_free_ char *fmt = NULL, *name = NULL, *sysre = NULL, *evre = NULL;
+	char **nl;
+	int len = 0, ret;
+
+	if (asprintf(&name, "%s:%s", sys, ev) < 0)
+		return -ENOMEM;
+	fmt = tracefs_event_file_read(NULL, sys, ev, "format", &len);
+	if (!fmt) {
+		*why = "reading an event format";
+		return -ENOENT;
+	}
+	ret = rt_layout_add_event(l, sys, fmt, len, NULL);
+	if (ret) {
+		*why = "parsing an event format";
+		return ret;
+	}
+	/* libtracefs takes regexes: anchor the exact names. */
+	if (!s->read_only) {
+		if (asprintf(&sysre, "^%s$", sys) < 0 || asprintf(&evre, "^%s$", ev) < 0)
+			return -ENOMEM;
+		if (tracefs_event_enable(s->instance, sysre, evre)) {
+			*why = "enabling an event";
+			return -EIO;
+		}
+	}
+	nl = realloc(s->events, (s->n_events + 2) * sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
-	*list = nl;
-	if (asprintf(&nl[*n], "%s:%s", sys, ev) < 0)
-		return -ENOMEM;
-	nl[++*n] = NULL;
+	s->events = nl;
+	s->events[s->n_events++] = name;
+	s->events[s->n_events] = NULL;
+	name = NULL;
 	return 0;
 }
 
-/* Expands the "system:event" globs against the events the kernel has. */
-static int select_events(struct rt_session *s, const char *const *globs, const char **why)
+int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *const *globs,
+		      const char **why)
 {
 	char **systems = tracefs_event_systems(s->tracing_dir);
-	size_t n = 0;
-	int ret = 0;
+	int added = 0, ret = 0;
 
 	if (!systems) {
 		*why = "listing event systems";
@@ -57,10 +93,12 @@ static int select_events(struct rt_session *s, const char *const *globs, const c
 		const char *colon = strchr(*g, ':');
 		_cleanup_free_ char *sysglob = colon ? strndup(*g, colon - *g) : strdup("*");
 		const char *evglob = colon ? colon + 1 : *g;
-		size_t before = n;
+		bool matched = false;
 
-		if (!sysglob)
-			return -ENOMEM;
+		if (!sysglob) {
+			ret = -ENOMEM;
+			break;
+		}
 		for (char **sys = systems; *sys && !ret; sys++) {
 			char **events;
 
@@ -68,28 +106,23 @@ static int select_events(struct rt_session *s, const char *const *globs, const c
 				continue;
 			events = tracefs_system_events(s->tracing_dir, *sys);
 			for (char **ev = events; ev && *ev && !ret; ev++) {
-				bool dup = false;
-
 				if (fnmatch(evglob, *ev, 0))
 					continue;
-				for (size_t i = 0; i < n && !dup; i++)
-					dup = !strncmp(s->events[i], *sys, strlen(*sys)) &&
-					      s->events[i][strlen(*sys)] == ':' &&
-					      !strcmp(s->events[i] + strlen(*sys) + 1, *ev);
-				if (!dup)
-					ret = add_event_name(&s->events, &n, *sys, *ev);
+				matched = true;
+				if (has_event(s, *sys, *ev))
+					continue;
+				ret = enable_one(s, l, *sys, *ev, why);
+				added += !ret;
 			}
 			tracefs_list_free(events);
 		}
-		if (!ret && n == before) {
-			*why = *g;
+		if (!ret && !matched) {
+			*why = *g;	/* the glob that matched nothing */
 			ret = -ENOENT;
 		}
 	}
 	tracefs_list_free(systems);
-	if (ret && ret != -ENOENT)
-		*why = "selecting events";
-	return ret;
+	return ret ? ret : added;
 }
 
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, const char **why)
@@ -177,28 +210,6 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 		s->buffer_kb = kb > 0 ? (size_t)kb : 0;
 	}
 	s->clock = tracefs_get_clock(s->instance);
-	ret = select_events(s, o->events, why);
-	if (ret)
-		goto fail;
-	if (!s->read_only) {
-		for (char **e = s->events; *e; e++) {
-			_cleanup_free_ char *sys = strndup(*e, strchr(*e, ':') - *e);
-
-			/* libtracefs takes regexes: anchor the exact names. */
-			_cleanup_free_ char *sysre = NULL, *evre = NULL;
-
-			if (!sys || asprintf(&sysre, "^%s$", sys) < 0 ||
-			    asprintf(&evre, "^%s$", strchr(*e, ':') + 1) < 0) {
-				ret = -ENOMEM;
-				goto fail;
-			}
-			if (tracefs_event_enable(s->instance, sysre, evre)) {
-				*why = *e;
-				ret = -EIO;
-				goto fail;
-			}
-		}
-	}
 	*out = s;
 	return 0;
 fail:
@@ -229,9 +240,8 @@ void rt_session_close(struct rt_session *s)
 			tracefs_instance_destroy(s->instance);
 		tracefs_instance_free(s->instance);
 	}
-	if (s->events)
-		for (char **e = s->events; *e; e++)
-			free(*e);
+	for (size_t i = 0; i < s->n_events; i++)
+		free(s->events[i]);
 	free(s->events);
 	free(s->clock);
 	free(s->tracing_dir);
@@ -240,9 +250,9 @@ void rt_session_close(struct rt_session *s)
 
 int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char **why)
 {
-	_cleanup_free_ char *hp = NULL, *he = NULL;
+	_cleanup_free_ char *hp = NULL, *he = NULL, *fmt = NULL;
 	struct rt_layout *l = NULL;
-	int hp_len = 0, he_len = 0, ret;
+	int hp_len = 0, he_len = 0, len = 0, ret;
 
 	/* The headers live only at the top level, instances share them. */
 	hp = tracefs_instance_file_read(NULL, "events/header_page", &hp_len);
@@ -258,27 +268,20 @@ int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char *
 						 "parsing header_page and header_event";
 		return ret;
 	}
-	for (char **e = s->events; *e; e++) {
-		char *colon = strchr(*e, ':');
-		_cleanup_free_ char *sys = strndup(*e, colon - *e);
-		_cleanup_free_ char *fmt = NULL;
-		int len = 0;
-
-		if (!sys) {
-			ret = -ENOMEM;
-			goto fail;
-		}
-		fmt = tracefs_event_file_read(NULL, sys, colon + 1, "format", &len);
-		if (!fmt) {
-			*why = *e;
-			ret = -ENOENT;
-			goto fail;
-		}
-		ret = rt_layout_add_event(l, sys, fmt, len, NULL);
-		if (ret) {
-			*why = *e;
-			goto fail;
-		}
+	/*
+	 * The common header is learned from ftrace:print, which every kernel
+	 * with tracing has, so it is known before any event is enabled.
+	 */
+	fmt = tracefs_event_file_read(NULL, "ftrace", "print", "format", &len);
+	if (!fmt) {
+		*why = "reading events/ftrace/print/format";
+		ret = -ENOENT;
+		goto fail;
+	}
+	ret = rt_layout_add_event(l, "ftrace", fmt, len, NULL);
+	if (ret) {
+		*why = "parsing events/ftrace/print/format";
+		goto fail;
 	}
 	*out = l;
 	return 0;
@@ -305,8 +308,9 @@ int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
 	size_t cap = 0, len = 0;
 	int n = 0;
 
-	if (!has_pointer_field(l))
+	if (s->symbols_loaded || !has_pointer_field(l))
 		return 0;
+	s->symbols_loaded = true;
 	if (s->read_only ? asprintf(&path, "%s/kallsyms", s->tracing_dir) < 0 :
 			   !(path = strdup("/proc/kallsyms")))
 		return -ENOMEM;

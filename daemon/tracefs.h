@@ -18,7 +18,6 @@ struct tracefs_instance;
 struct rt_session_opts {
 	const char *tracing_dir;	/* NULL: the system's tracefs */
 	const char *instance_name;	/* NULL with tracing_dir: use the top level */
-	const char *const *events;	/* "system:event" globs, NULL-terminated */
 	size_t buffer_kb;		/* per CPU; 0 leaves the kernel's default */
 	const char *clock;		/* NULL leaves the kernel's choice */
 };
@@ -29,10 +28,12 @@ struct rt_session {
 	bool reclaimed;			/* a stale instance of ours was removed first */
 	bool owned;			/* remove the instance on close */
 	bool read_only;			/* a fixture tree: write nothing */
+	bool symbols_loaded;
 	char *clock;			/* the clock in force, as the kernel reports it */
 	size_t buffer_kb;		/* what the kernel took, not what was asked */
 	int ncpus;			/* per_cpu/cpuN directories present */
-	char **events;			/* "system:event" of every event selected */
+	char **events;			/* "system:event" of every event enabled, NULL-terminated */
+	size_t n_events;
 };
 
 /* -errno; *why names the step that failed, for the one log line at the edge. */
@@ -42,8 +43,17 @@ int rt_session_start(struct rt_session *session);
 int rt_session_stop(struct rt_session *session);
 void rt_session_close(struct rt_session *session);
 
-/* Builds the layout from header_page, header_event and the selected formats. */
+/* Builds the layout from header_page, header_event and the common header. */
 int rt_session_layout(struct rt_session *session, struct rt_layout **out, const char **why);
+
+/*
+ * Enables the events matching "system:event" globs (NULL-terminated) that
+ * are not on yet: their formats go into the layout first, so no record
+ * arrives that the layout cannot decode. Returns how many were added, or
+ * -errno (-ENOENT with *why set to a glob that matched nothing).
+ */
+int rt_session_enable(struct rt_session *session, struct rt_layout *layout,
+		      const char *const *globs, const char **why);
 
 /*
  * Loads kernel symbols into the layout's tep when a selected event has a

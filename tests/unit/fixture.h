@@ -22,7 +22,7 @@ struct fixture {
 static inline int fixture_open(struct fixture *fx, const char *root, const char *name,
 			       const char *const *events)
 {
-	struct rt_session_opts opts = { .events = events };
+	struct rt_session_opts opts = { 0 };
 	const char *why = "";
 	int ret;
 
@@ -32,6 +32,10 @@ static inline int fixture_open(struct fixture *fx, const char *root, const char 
 	ret = rt_session_open(&fx->session, &opts, &why);
 	if (!ret)
 		ret = rt_session_layout(fx->session, &fx->layout, &why);
+	if (!ret)
+		ret = rt_session_enable(fx->session, fx->layout, events, &why);
+	if (ret > 0)
+		ret = 0;
 	if (!ret)
 		ret = rt_decoder_new(&fx->decoder, fx->layout);
 	if (ret)

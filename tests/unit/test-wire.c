@@ -135,14 +135,14 @@ static void build_frames(void)
 
 	for (size_t i = 0; i < ARRAY_SIZE(records); i++)
 		ringtap__record__init(&records[i]);
-	records[0].timestamp_ns = 1700000000123456789ULL;
+	records[0].timestamp = 1700000000123456789ULL;
 	records[0].event_id = 5;
 	records[0].n_common = ARRAY_SIZE(common_values);
 	records[0].common = common_values;
 	records[0].n_fields = ARRAY_SIZE(field_values);
 	records[0].fields = field_values;
 	/* A record with no values at all. */
-	records[1].timestamp_ns = 0;
+	records[1].timestamp = 0;
 	records[1].event_id = 0;
 
 	batch.cpu = 1;
@@ -244,7 +244,7 @@ static void check_batch(const Ringtap__Batch *got, const Ringtap__Batch *want)
 	for (size_t i = 0; i < got->n_records && i < want->n_records; i++) {
 		const Ringtap__Record *g = got->records[i], *w = want->records[i];
 
-		CHECK(g->timestamp_ns == w->timestamp_ns);
+		CHECK(g->timestamp == w->timestamp);
 		CHECK_EQ(g->event_id, w->event_id);
 		check_values(g->n_common, g->common, w->n_common, w->common);
 		check_values(g->n_fields, g->fields, w->n_fields, w->fields);

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include "encode.h"
+#include "wire.h"
+
+/* protobuf field tags: (number << 3) | wire type; 2 is length-delimited. */
+#define TAG_FRAME_BATCH		((5 << 3) | 2)
+#define TAG_BATCH_CPU		((1 << 3) | 0)
+#define TAG_BATCH_RECORDS	((2 << 3) | 2)
+
+static int reserve(struct rt_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	uint8_t *d;
+
+	if (b->len + n <= b->cap)
+		return 0;
+	while (cap < b->len + n)
+		cap *= 2;
+	d = realloc(b->data, cap);
+	if (!d)
+		return -ENOMEM;
+	b->data = d;
+	b->cap = cap;
+	return 0;
+}
+
+int rt_buf_put(struct rt_buf *b, const void *p, size_t n)
+{
+	int ret = reserve(b, n);
+
+	if (ret)
+		return ret;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+int rt_buf_put_varint(struct rt_buf *b, uint64_t v)
+{
+	uint8_t tmp[RT_WIRE_VARINT_MAX];
+
+	return rt_buf_put(b, tmp, rt_wire_varint_encode(v, tmp));
+}
+
+void rt_buf_free(struct rt_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+static int put_frame(const Ringtap__Frame *frame, struct rt_buf *out)
+{
+	uint8_t *bytes;
+	size_t len;
+	int ret = rt_wire_encode(frame, &bytes, &len);
+
+	if (ret)
+		return ret;
+	ret = rt_buf_put(out, bytes, len);
+	free(bytes);
+	return ret;
+}
+
+static bool is_ascii(const uint8_t *p, unsigned int len)
+{
+	for (unsigned int i = 0; i < len; i++)
+		if (p[i] & 0x80)
+			return false;
+	return true;
+}
+
+/* One field's value, typed as the format says. Strings pointing into rec. */
+static void field_value(const struct rt_record *rec, const struct tep_format_field *f,
+			Ringtap__Value *v, char *strbuf, size_t strsize)
+{
+	const uint8_t *p;
+	unsigned int len;
+
+	ringtap__value__init(v);
+	if (rt_record_field_bytes(rec, f, &p, &len)) {
+		/* Outside the record: sent as empty bytes rather than guessed. */
+		v->v_case = RINGTAP__VALUE__V_RAW;
+		return;
+	}
+	if ((f->flags & TEP_FIELD_IS_STRING)) {
+		unsigned int n = 0;
+
+		while (n < len && p[n])
+			n++;
+		/* protobuf strings are UTF-8: kernel bytes beyond ASCII go as bytes. */
+		if (n < strsize && is_ascii(p, n)) {
+			memcpy(strbuf, p, n);
+			strbuf[n] = '\0';
+			v->v_case = RINGTAP__VALUE__V_STR;
+			v->str = strbuf;
+			return;
+		}
+		len = n;
+	} else if (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) &&
+		   (len == 1 || len == 2 || len == 4 || len == 8)) {
+		uint64_t u = tep_read_number(rec->event->tep, p, (int)len);
+
+		if (f->flags & TEP_FIELD_IS_SIGNED) {
+			int64_t s = len == 1 ? (int8_t)u : len == 2 ? (int16_t)u :
+				    len == 4 ? (int32_t)u : (int64_t)u;
+
+			v->v_case = RINGTAP__VALUE__V_S;
+			v->s = s;
+		} else {
+			v->v_case = RINGTAP__VALUE__V_U;
+			v->u = u;
+		}
+		return;
+	}
+	v->v_case = RINGTAP__VALUE__V_RAW;
+	v->raw.data = (uint8_t *)p;
+	v->raw.len = len;
+}
+
+int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, bool common,
+		     struct rt_buf *out)
+{
+	Ringtap__Record r = RINGTAP__RECORD__INIT;
+	const struct rt_field_desc *pid = rt_layout_common(l, "pid");
+	unsigned int nf = 0, i = 0;
+	Ringtap__Value *vals = NULL, **ptrs = NULL;
+	char *strs = NULL;
+	uint64_t v = 0;
+	size_t size;
+	int ret = -ENOMEM;
+
+	if (!rec->event)
+		return -EINVAL;
+	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next)
+		nf++;
+	/* One block for values, pointers and string copies (a string ends at the record). */
+	vals = calloc(nf + l->n_common + 1, sizeof(*vals));
+	ptrs = calloc(nf + l->n_common + 1, sizeof(*ptrs));
+	strs = malloc((size_t)(nf + 1) * (rec->size + 1));
+	if (!vals || !ptrs || !strs)
+		goto out;
+	r.timestamp = rec->timestamp;
+	r.event_id = rec->type;
+	if (pid && !rt_record_read_common(rec, l, pid, &v))
+		r.pid = (int32_t)v;
+	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next, i++) {
+		field_value(rec, f, &vals[i], strs + (size_t)i * (rec->size + 1), rec->size + 1);
+		ptrs[i] = &vals[i];
+	}
+	r.n_fields = nf;
+	r.fields = ptrs;
+	if (common) {
+		for (unsigned int c = 0; c < l->n_common; c++) {
+			Ringtap__Value *cv = &vals[nf + c];
+
+			ringtap__value__init(cv);
+			cv->v_case = RINGTAP__VALUE__V_U;
+			rt_record_read_common(rec, l, &l->common[c], &cv->u);
+			ptrs[nf + c] = cv;
+		}
+		r.n_common = l->n_common;
+		r.common = ptrs + nf;
+	}
+	size = ringtap__record__get_packed_size(&r);
+	ret = rt_buf_put_varint(out, TAG_BATCH_RECORDS);
+	ret = ret ?: rt_buf_put_varint(out, size);
+	ret = ret ?: reserve(out, size);
+	if (!ret)
+		out->len += ringtap__record__pack(&r, out->data + out->len);
+out:
+	free(vals);
+	free(ptrs);
+	free(strs);
+	return ret;
+}
+
+int rt_encode_batch_frame(unsigned int cpu, const struct rt_buf *records, struct rt_buf *out)
+{
+	uint8_t tmp[RT_WIRE_VARINT_MAX];
+	size_t batch_len = 1 + rt_wire_varint_encode(cpu, tmp) + records->len;
+	size_t frame_len = 1 + rt_wire_varint_encode(batch_len, tmp) + batch_len;
+	int ret;
+
+	if (frame_len > RT_WIRE_MAX_FRAME_DEFAULT)
+		return -EMSGSIZE;
+	ret = rt_buf_put_varint(out, frame_len);
+	ret = ret ?: rt_buf_put_varint(out, TAG_FRAME_BATCH);
+	ret = ret ?: rt_buf_put_varint(out, batch_len);
+	ret = ret ?: rt_buf_put_varint(out, TAG_BATCH_CPU);
+	ret = ret ?: rt_buf_put_varint(out, cpu);
+	ret = ret ?: rt_buf_put(out, records->data, records->len);
+	return ret;
+}
+
+int rt_encode_schema_frame(const struct tep_event *ev, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Schema schema = RINGTAP__SCHEMA__INIT;
+	Ringtap__Field *fields, **ptrs;
+	unsigned int n = 0, i = 0;
+	int ret;
+
+	for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
+		n++;
+	fields = calloc(n + 1, sizeof(*fields));
+	ptrs = calloc(n + 1, sizeof(*ptrs));
+	if (!fields || !ptrs) {
+		free(fields);
+		free(ptrs);
+		return -ENOMEM;
+	}
+	for (struct tep_format_field *f = ev->format.fields; f; f = f->next, i++) {
+		ringtap__field__init(&fields[i]);
+		fields[i].name = f->name;
+		fields[i].type = f->type;
+		fields[i].offset = (uint32_t)f->offset;
+		fields[i].size = (uint32_t)f->size;
+		fields[i].has_is_signed = true;
+		fields[i].is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+		fields[i].has_array_len = f->flags & TEP_FIELD_IS_ARRAY;
+		fields[i].array_len = (uint32_t)f->arraylen;
+		fields[i].has_dynamic = true;
+		fields[i].dynamic = f->flags & TEP_FIELD_IS_DYNAMIC;
+		ptrs[i] = &fields[i];
+	}
+	schema.event_id = (uint32_t)ev->id;
+	schema.system = ev->system;
+	schema.name = ev->name;
+	schema.n_fields = n;
+	schema.fields = ptrs;
+	frame.msg_case = RINGTAP__FRAME__MSG_SCHEMA;
+	frame.schema = &schema;
+	ret = put_frame(&frame, out);
+	free(fields);
+	free(ptrs);
+	return ret;
+}
+
+int rt_encode_lost_frame(unsigned int cpu, Ringtap__LossSource source, const struct rt_loss *loss,
+			 struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Lost lost = RINGTAP__LOST__INIT;
+
+	lost.cpu = cpu;
+	lost.count = loss->count;
+	lost.source = source;
+	lost.has_first_ns = loss->first_ts != 0;
+	lost.first_ns = loss->first_ts;
+	lost.has_last_ns = loss->last_ts != 0;
+	lost.last_ns = loss->last_ts;
+	lost.has_count_exact = true;
+	lost.count_exact = loss->exact;
+	frame.msg_case = RINGTAP__FRAME__MSG_LOST;
+	frame.lost = &lost;
+	return put_frame(&frame, out);
+}
+
+static void field_desc(Ringtap__Field *f, const struct rt_field_desc *d, const char *type)
+{
+	ringtap__field__init(f);
+	f->name = (char *)d->name;
+	f->type = (char *)type;
+	f->offset = d->offset;
+	f->size = d->size;
+	f->has_is_signed = true;
+	f->is_signed = d->is_signed;
+}
+
+int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
+			    const struct rt_host *host, const struct rt_layout *l,
+			    struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Welcome w = RINGTAP__WELCOME__INIT;
+	Ringtap__Layout lay = RINGTAP__LAYOUT__INIT;
+	Ringtap__Field page[3], *page_ptrs[3], *common, **common_ptrs;
+	int ret;
+
+	common = calloc(l->n_common + 1, sizeof(*common));
+	common_ptrs = calloc(l->n_common + 1, sizeof(*common_ptrs));
+	if (!common || !common_ptrs) {
+		free(common);
+		free(common_ptrs);
+		return -ENOMEM;
+	}
+	field_desc(&page[0], &l->page_timestamp, "u64");
+	field_desc(&page[1], &l->page_commit, "local_t");
+	field_desc(&page[2], &l->page_data, "char");
+	for (int i = 0; i < 3; i++)
+		page_ptrs[i] = &page[i];
+	for (unsigned int i = 0; i < l->n_common; i++) {
+		field_desc(&common[i], &l->common[i], "");
+		common_ptrs[i] = &common[i];
+	}
+	lay.header_page = l->header_page;
+	lay.header_event = l->header_event;
+	lay.n_page_fields = 3;
+	lay.page_fields = page_ptrs;
+	lay.n_common_fields = l->n_common;
+	lay.common_fields = common_ptrs;
+	lay.sub_buffer_size = l->sub_buffer_size;
+	lay.long_size = l->long_size;
+	lay.big_endian = l->big_endian;
+	w.version = version;
+	w.encoding = encoding;
+	w.hostname = (char *)host->hostname;
+	w.kernel_release = (char *)host->kernel_release;
+	w.boot_id = (char *)host->boot_id;
+	w.cpus = host->cpus;
+	w.trace_clock = (char *)host->trace_clock;
+	w.layout = &lay;
+	frame.msg_case = RINGTAP__FRAME__MSG_WELCOME;
+	frame.welcome = &w;
+	ret = put_frame(&frame, out);
+	free(common);
+	free(common_ptrs);
+	return ret;
+}
+
+int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Refusal r = RINGTAP__REFUSAL__INIT;
+
+	r.reason = reason;
+	r.text = (char *)text;
+	frame.msg_case = RINGTAP__FRAME__MSG_REFUSAL;
+	frame.refusal = &r;
+	return put_frame(&frame, out);
+}
+
+int rt_encode_error_frame(int err, const char *text, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Error e = RINGTAP__ERROR__INIT;
+
+	e.code = (uint32_t)(err < 0 ? -err : err);
+	e.text = (char *)text;
+	frame.msg_case = RINGTAP__FRAME__MSG_ERROR;
+	frame.error = &e;
+	return put_frame(&frame, out);
+}

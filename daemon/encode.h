@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * encode: decoded records, schemas, losses and the layout as protocol bytes.
+ *
+ * A record is packed once (rt_encode_record) and its bytes are copied into
+ * the Batch of every subscriber that selected it, so fan-out costs a memcpy,
+ * not an encoding, per subscriber. Frames come out delimited, ready for the
+ * socket. Pure: no file descriptor, no logging.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "ringtap.pb-c.h"
+
+struct tep_event;
+
+struct rt_buf {
+	uint8_t *data;
+	size_t len;
+	size_t cap;
+};
+
+int rt_buf_put(struct rt_buf *b, const void *p, size_t n);
+int rt_buf_put_varint(struct rt_buf *b, uint64_t v);
+void rt_buf_free(struct rt_buf *b);
+
+/*
+ * Appends the record as Batch.records wants it (field tag, length, packed
+ * Record) to out. Values follow the event's format; common fields only
+ * with common set.
+ */
+int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout, bool common,
+		     struct rt_buf *out);
+
+/* A delimited Frame{Batch{cpu, records}} from records made by rt_encode_record. */
+int rt_encode_batch_frame(unsigned int cpu, const struct rt_buf *records, struct rt_buf *out);
+
+/* A delimited Frame{Schema} for the event. */
+int rt_encode_schema_frame(const struct tep_event *event, struct rt_buf *out);
+
+struct rt_loss {
+	uint64_t count;
+	uint64_t first_ts, last_ts;	/* 0 when unknown */
+	bool exact;
+};
+
+int rt_encode_lost_frame(unsigned int cpu, Ringtap__LossSource source, const struct rt_loss *loss,
+			 struct rt_buf *out);
+
+struct rt_host {
+	const char *hostname;
+	const char *kernel_release;
+	const char *boot_id;
+	unsigned int cpus;
+	const char *trace_clock;
+};
+
+int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
+			    const struct rt_host *host, const struct rt_layout *layout,
+			    struct rt_buf *out);
+int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
+int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * handshake: the daemon's answer to a Hello, as a decision.
+ *
+ * Picks the protocol version (the highest both speak) and the encoding (the
+ * client's first preference the daemon offers), or says why not, with the
+ * machine-readable reason the Refusal carries. Event names are checked
+ * against the kernel elsewhere: they need tracefs. Pure.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtap.pb-c.h"
+
+#define RT_PROTOCOL_MIN 1
+#define RT_PROTOCOL_MAX 1
+
+struct rt_offer {
+	uint32_t min_version, max_version;
+	const Ringtap__Encoding *encodings;	/* what this daemon can send */
+	size_t n_encodings;
+	size_t max_events;			/* globs per subscription */
+};
+
+struct rt_agreement {
+	uint32_t version;
+	Ringtap__Encoding encoding;
+};
+
+/* 0 and the agreement, or -EPROTO with *reason and *text set. */
+int rt_handshake(const Ringtap__Hello *hello, const struct rt_offer *offer,
+		 struct rt_agreement *out, Ringtap__RefusalReason *reason, const char **text);

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <systemd/sd-daemon.h>
+
+#include "encode.h"
+#include "handshake.h"
+#include "layout.h"
+#include "log.h"
+#include "server.h"
+#include "subscriber.h"
+#include "tracefs.h"
+#include "util.h"
+#include "wire.h"
+
+/* A client says little: Hello, Update, Bye. Anything bigger is not one. */
+#define CLIENT_MAX_FRAME (64u << 10)
+
+enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
+
+struct rt_conn {
+	struct rt_server *srv;
+	struct rt_conn *next;
+	int fd;
+	sd_event_source *io;
+	enum conn_state state;
+	struct rt_wire_reader reader;
+	struct rt_subscriber sub;
+	bool authorized;
+	bool common;
+	pid_t pid;
+	uid_t uid;
+	char name[64];
+	const char *dead;	/* set by handlers: closed when the I/O callback returns */
+};
+
+struct rt_server {
+	sd_event *loop;
+	int listen_fd;
+	bool own_socket;
+	char *path;
+	sd_event_source *listen_src;
+	gid_t group;
+	bool have_group;
+	size_t max_queue;
+	unsigned int max_clients;
+	struct rt_conn *conns;
+	unsigned int n_conns;
+	struct rt_session *session;
+	struct rt_layout *layout;
+	struct rt_host host;
+	char hostname[256];
+	struct utsname uts;
+	char boot_id[64];
+	struct rt_buf packed;		/* the current record, as sent */
+	struct rt_buf packed_common;	/* the same with common fields */
+};
+
+static const Ringtap__Encoding offered[] = { RINGTAP__ENCODING__DECODED };
+
+static void conn_free(struct rt_conn *c)
+{
+	struct rt_server *srv = c->srv;
+
+	for (struct rt_conn **p = &srv->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	srv->n_conns--;
+	sd_event_source_disable_unref(c->io);
+	close(c->fd);
+	rt_wire_reader_release(&c->reader);
+	rt_subscriber_release(&c->sub);
+	free(c);
+}
+
+static void conn_close(struct rt_conn *c, const char *why)
+{
+	rt_log(LOG_INFO, "client %s (pid %d): %s; %llu records delivered, %llu dropped, %llu lost "
+	       "in the kernel", c->name, (int)c->pid, why, (unsigned long long)c->sub.delivered,
+	       (unsigned long long)c->sub.dropped, (unsigned long long)c->sub.kernel_lost);
+	conn_free(c);
+}
+
+static int conn_want_write(struct rt_conn *c, bool on)
+{
+	return sd_event_source_set_io_events(c->io, EPOLLIN | (on ? EPOLLOUT : 0));
+}
+
+static int conn_push(struct rt_conn *c, struct rt_buf *b)
+{
+	int ret = rt_subscriber_push(&c->sub, b->data, b->len);
+
+	rt_buf_free(b);
+	return ret ?: conn_want_write(c, true);
+}
+
+/* Sends a last frame and closes once it is written. */
+static void conn_finish(struct rt_conn *c, struct rt_buf *frame)
+{
+	if (conn_push(c, frame) < 0) {
+		c->dead = "out of memory";
+		return;
+	}
+	c->state = CONN_CLOSING;
+}
+
+static void refuse(struct rt_conn *c, Ringtap__RefusalReason reason, const char *text)
+{
+	struct rt_buf b = { 0 };
+
+	rt_log(LOG_NOTICE, "client %s (pid %d uid %u) refused: %s", c->name, (int)c->pid,
+	       (unsigned int)c->uid, text);
+	if (rt_encode_refusal_frame(reason, text, &b)) {
+		rt_buf_free(&b);
+		c->dead = "refused";
+		return;
+	}
+	conn_finish(c, &b);
+}
+
+static void send_error(struct rt_conn *c, int err, const char *text)
+{
+	struct rt_buf b = { 0 };
+
+	rt_log(LOG_NOTICE, "client %s (pid %d): %s", c->name, (int)c->pid, text);
+	if (rt_encode_error_frame(err, text, &b)) {
+		rt_buf_free(&b);
+		c->dead = "protocol error";
+		return;
+	}
+	conn_finish(c, &b);
+}
+
+/* Enables what the subscription names and selects, on this connection, what it matches. */
+static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const char **why)
+{
+	struct rt_server *srv = c->srv;
+	int ret;
+
+	ret = rt_session_enable(srv->session, srv->layout, (const char *const *)sub->events, why);
+	if (ret < 0)
+		return ret;
+	rt_session_symbols(srv->session, srv->layout);
+	for (size_t i = 0; i < srv->session->n_events; i++) {
+		const char *name = srv->session->events[i];
+		char *colon = strchr(name, ':');
+		bool match = false;
+
+		for (size_t g = 0; g < sub->n_events && !match; g++)
+			match = !fnmatch(sub->events[g], name, 0) ||
+				(!strchr(sub->events[g], ':') && !fnmatch(sub->events[g], colon + 1, 0));
+		if (match) {
+			_cleanup_free_ char *sys = strndup(name, colon - name);
+			struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
+									    colon + 1) : NULL;
+
+			if (!ev)
+				return -ENOENT;
+			ret = rt_subscriber_select_event(&c->sub, (unsigned int)ev->id);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus);
+	if (ret) {
+		*why = "a CPU this machine does not have";
+		return ret;
+	}
+	c->common = sub->has_common_fields && sub->common_fields;
+	return rt_subscriber_select_pids(&c->sub, sub->pids, sub->n_pids);
+}
+
+static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
+{
+	struct rt_server *srv = c->srv;
+	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, 1, 256 };
+	struct rt_agreement agreed;
+	Ringtap__RefusalReason reason;
+	const char *text = "", *why = "";
+	struct rt_buf b = { 0 };
+	int ret;
+
+	if (hello->client_name)
+		snprintf(c->name, sizeof(c->name), "%s", hello->client_name);
+	if (!c->authorized) {
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED,
+		       "the peer is neither root nor in the allowed group");
+		return;
+	}
+	if (rt_handshake(hello, &offer, &agreed, &reason, &text)) {
+		refuse(c, reason, text);
+		return;
+	}
+	ret = subscribe(c, hello->subscription, &why);
+	if (ret == -ENOENT) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "no event matches '%s'", why);
+		refuse(c, RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT, msg);
+		return;
+	}
+	if (ret) {
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, why);
+		return;
+	}
+	ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->host, srv->layout, &b);
+	if (ret || conn_push(c, &b)) {
+		rt_buf_free(&b);
+		c->dead = "cannot send Welcome";
+		return;
+	}
+	c->state = CONN_STREAMING;
+	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
+	       c->name, (int)c->pid, (unsigned int)c->uid, hello->subscription->n_events,
+	       agreed.version);
+}
+
+static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
+{
+	const char *why = "";
+
+	switch (c->state) {
+	case CONN_HELLO:
+		if (f->msg_case != RINGTAP__FRAME__MSG_HELLO) {
+			send_error(c, EPROTO, "the first frame must be a Hello");
+			return;
+		}
+		on_hello(c, f->hello);
+		return;
+	case CONN_STREAMING:
+		if (f->msg_case == RINGTAP__FRAME__MSG_BYE) {
+			c->state = CONN_CLOSING;
+			conn_want_write(c, true);
+			return;
+		}
+		if (f->msg_case == RINGTAP__FRAME__MSG_UPDATE && f->update->subscription) {
+			struct rt_subscriber old = c->sub;
+
+			/* Keep the queue and losses; replace only the selection. */
+			c->sub.events = NULL;
+			c->sub.events_bits = 0;
+			c->sub.schema_sent = NULL;
+			if (subscribe(c, f->update->subscription, &why) < 0) {
+				send_error(c, EINVAL, "the updated subscription cannot be served");
+				free(old.events);
+				free(old.schema_sent);
+				return;
+			}
+			free(old.events);
+			free(old.schema_sent);
+			return;
+		}
+		send_error(c, EPROTO, "unexpected message");
+		return;
+	case CONN_CLOSING:
+		return;
+	}
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct rt_conn *c = userdata;
+
+	if (revents & EPOLLIN) {
+		uint8_t buf[4096];
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			conn_close(c, n == 0 ? "disconnected" : strerror(errno));
+			return 0;
+		}
+		for (size_t off = 0; n > 0 && off < (size_t)n && c->state != CONN_CLOSING;) {
+			Ringtap__Frame *f = NULL;
+			size_t used = 0;
+			int ret = rt_wire_reader_feed(&c->reader, buf + off, n - off, &used);
+
+			off += used;
+			if (ret >= 0)
+				ret = rt_wire_reader_next(&c->reader, &f);
+			if (ret < 0) {
+				send_error(c, -ret, c->reader.why ? c->reader.why : "bad frame");
+				break;
+			}
+			if (ret == 0)
+				break;
+			on_frame(c, f);
+			ringtap__frame__free_unpacked(f, NULL);
+		}
+		if (c->dead) {
+			conn_close(c, c->dead);
+			return 0;
+		}
+	}
+	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
+		const uint8_t *data;
+		size_t len;
+
+		for (;;) {
+			ssize_t n;
+
+			if (!rt_subscriber_peek(&c->sub, &data, &len)) {
+				/* Drained: report what was dropped meanwhile, then rest. */
+				if (rt_subscriber_flush_losses(&c->sub) == 0 && c->sub.head)
+					continue;
+				if (c->state == CONN_CLOSING) {
+					conn_close(c, "closed");
+					return 0;
+				}
+				conn_want_write(c, false);
+				break;
+			}
+			n = send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			if (n < 0) {
+				conn_close(c, "vanished mid-write");
+				return 0;
+			}
+			rt_subscriber_consume(&c->sub, (size_t)n);
+		}
+	}
+	return 0;
+}
+
+static bool peer_in_group(int fd, gid_t group, gid_t primary)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+
+	if (primary == group)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct rt_server *srv = userdata;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct rt_conn *c;
+	int cfd, ret;
+
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (srv->max_clients && srv->n_conns >= srv->max_clients) {
+		rt_log(LOG_WARNING, "refusing a client: %u clients already", srv->n_conns);
+		close(cfd);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->max_queue)) {
+		free(c);
+		close(cfd);
+		return 0;
+	}
+	c->srv = srv;
+	c->fd = cfd;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->authorized = cred.uid == 0 || (srv->have_group && peer_in_group(cfd, srv->group, cred.gid));
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	rt_wire_reader_init(&c->reader, CLIENT_MAX_FRAME);
+	ret = sd_event_add_io(srv->loop, &c->io, cfd, EPOLLIN, on_conn_io, c);
+	if (ret < 0) {
+		rt_subscriber_release(&c->sub);
+		free(c);
+		close(cfd);
+		return 0;
+	}
+	c->next = srv->conns;
+	srv->conns = c;
+	srv->n_conns++;
+	return 0;
+}
+
+static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_free_ char *dir = NULL;
+	char *slash;
+	int n = sd_listen_fds(1), fd;
+
+	if (n > 1) {
+		rt_log(LOG_ERR, "systemd passed %d sockets; one is expected", n);
+		return -EINVAL;
+	}
+	if (n == 1) {
+		fd = SD_LISTEN_FDS_START;
+		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+			rt_log(LOG_ERR, "the socket systemd passed is not a listening Unix stream socket");
+			return -EINVAL;
+		}
+		srv->listen_fd = fd;
+		rt_log(LOG_INFO, "listening on the socket systemd passed");
+		return 0;
+	}
+	if (strlen(o->socket_path) >= sizeof(sa.sun_path)) {
+		rt_log(LOG_ERR, "socket path too long: %s", o->socket_path);
+		return -ENAMETOOLONG;
+	}
+	dir = strdup(o->socket_path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST) {
+			rt_log(LOG_ERR, "creating %s: %m", dir);
+			return -errno;
+		}
+	}
+	strcpy(sa.sun_path, o->socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	unlink(o->socket_path);	/* a socket left by an earlier run */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(o->socket_path, 0660) ||
+	    (srv->have_group && chown(o->socket_path, (uid_t)-1, srv->group)) || listen(fd, 128)) {
+		int err = errno;
+
+		rt_log(LOG_ERR, "listening on %s: %s", o->socket_path, strerror(err));
+		close(fd);
+		return -err;
+	}
+	srv->listen_fd = fd;
+	srv->own_socket = true;
+	srv->path = strdup(o->socket_path);
+	rt_log(LOG_INFO, "listening on %s", o->socket_path);
+	return 0;
+}
+
+static void read_host(struct rt_server *srv)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (gethostname(srv->hostname, sizeof(srv->hostname)))
+		strcpy(srv->hostname, "?");
+	srv->hostname[sizeof(srv->hostname) - 1] = '\0';
+	if (uname(&srv->uts))
+		strcpy(srv->uts.release, "?");
+	if (!f || !fgets(srv->boot_id, sizeof(srv->boot_id), f))
+		strcpy(srv->boot_id, "?");
+	srv->boot_id[strcspn(srv->boot_id, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	srv->host.hostname = srv->hostname;
+	srv->host.kernel_release = srv->uts.release;
+	srv->host.boot_id = srv->boot_id;
+	srv->host.cpus = (unsigned int)srv->session->ncpus;
+	srv->host.trace_clock = srv->session->clock ? srv->session->clock : "?";
+}
+
+int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *o,
+		  struct rt_session *session, struct rt_layout *layout)
+{
+	struct rt_server *srv = calloc(1, sizeof(*srv));
+	int ret;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->loop = loop;
+	srv->listen_fd = -1;
+	srv->session = session;
+	srv->layout = layout;
+	srv->max_queue = o->max_queue;
+	srv->max_clients = o->max_clients;
+	if (o->group) {
+		struct group *g = getgrnam(o->group);
+
+		if (!g) {
+			rt_log(LOG_WARNING, "group %s does not exist: only root may subscribe",
+			       o->group);
+		} else {
+			srv->group = g->gr_gid;
+			srv->have_group = true;
+		}
+	}
+	read_host(srv);
+	ret = listen_socket(srv, o);
+	if (!ret)
+		ret = sd_event_add_io(loop, &srv->listen_src, srv->listen_fd, EPOLLIN, on_accept, srv);
+	if (ret < 0) {
+		rt_server_free(srv);
+		return ret;
+	}
+	*out = srv;
+	return 0;
+}
+
+void rt_server_free(struct rt_server *srv)
+{
+	if (!srv)
+		return;
+	while (srv->conns)
+		conn_close(srv->conns, "daemon stopping");
+	sd_event_source_disable_unref(srv->listen_src);
+	if (srv->listen_fd >= 0 && srv->own_socket) {
+		close(srv->listen_fd);
+		if (srv->path)
+			unlink(srv->path);
+	}
+	free(srv->path);
+	rt_buf_free(&srv->packed);
+	rt_buf_free(&srv->packed_common);
+	free(srv);
+}
+
+void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
+{
+	const struct rt_field_desc *pidf = rt_layout_common(srv->layout, "pid");
+	uint64_t pid = 0;
+	bool packed = false, packed_common = false;
+
+	if (!rec->event)
+		return;
+	if (pidf)
+		rt_record_read_common(rec, srv->layout, pidf, &pid);
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf *b = c->common ? &srv->packed_common : &srv->packed;
+		bool *done = c->common ? &packed_common : &packed;
+
+		if (c->state != CONN_STREAMING ||
+		    !rt_subscriber_wants(&c->sub, rec->cpu, rec->type, (int32_t)pid))
+			continue;
+		/* Packed once per record, on first need, for every subscriber that wants it. */
+		if (!*done) {
+			b->len = 0;
+			if (rt_encode_record(rec, srv->layout, c->common, b))
+				continue;
+			*done = true;
+		}
+		if (rt_subscriber_add(&c->sub, rec, b->data, b->len))
+			rt_log(LOG_WARNING, "client %s: out of memory queueing a record", c->name);
+	}
+}
+
+void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
+			   uint64_t before_ts)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING)
+			rt_subscriber_kernel_loss(&c->sub, cpu, count, exact, before_ts);
+}
+
+void rt_server_end_page(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING)
+			continue;
+		rt_subscriber_end_page(&c->sub);
+		if (c->sub.head)
+			conn_want_write(c, true);
+	}
+}
+
+bool rt_server_drained(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->sub.head)
+			return false;
+	return true;
+}
+
+unsigned int rt_server_clients(const struct rt_server *srv)
+{
+	return srv->n_conns;
+}
+
+unsigned int rt_server_subscribers(const struct rt_server *srv)
+{
+	unsigned int n = 0;
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->state == CONN_STREAMING;
+	return n;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * server: the Unix socket, its clients, and the fan-out of decoded records.
+ *
+ * Takes the listening socket from systemd (sd_listen_fds) or binds its own,
+ * checks each peer's credentials against the allowed group, runs the
+ * handshake, enables the events a subscription names, and writes each
+ * client's queue as the socket takes it. Each record is packed once and
+ * copied to every subscriber that selected it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "decode.h"
+
+struct rt_session;
+struct rt_layout;
+struct rt_server;
+
+struct rt_server_opts {
+	const char *socket_path;	/* used when systemd passed no socket */
+	const char *group;		/* peers in it may subscribe; NULL: root only */
+	size_t max_queue;		/* bytes per subscriber */
+	unsigned int max_clients;
+};
+
+int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,
+		  struct rt_session *session, struct rt_layout *layout);
+void rt_server_free(struct rt_server *server);
+
+void rt_server_record(struct rt_server *server, const struct rt_record *record);
+void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,
+			   uint64_t before_ts);
+void rt_server_end_page(struct rt_server *server);
+
+/* Stops taking clients and sends what is queued; true when all is sent. */
+bool rt_server_drained(struct rt_server *server);
+unsigned int rt_server_clients(const struct rt_server *server);
+/* Clients past the handshake. */
+unsigned int rt_server_subscribers(const struct rt_server *server);

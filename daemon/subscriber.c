@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+
+#include "subscriber.h"
+
+struct rt_qframe {
+	struct rt_qframe *next;
+	size_t len;
+	uint8_t data[];
+};
+
+int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_queued)
+{
+	memset(s, 0, sizeof(*s));
+	s->ncpus = ncpus;
+	s->max_queued = max_queued;
+	s->lost_kernel = calloc(ncpus, sizeof(*s->lost_kernel));
+	s->lost_queue = calloc(ncpus, sizeof(*s->lost_queue));
+	if (!s->lost_kernel || !s->lost_queue) {
+		rt_subscriber_release(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void rt_subscriber_release(struct rt_subscriber *s)
+{
+	while (s->head) {
+		struct rt_qframe *f = s->head;
+
+		s->head = f->next;
+		free(f);
+	}
+	s->tail = NULL;
+	free(s->events);
+	free(s->schema_sent);
+	free(s->cpus);
+	free(s->pids);
+	free(s->lost_kernel);
+	free(s->lost_queue);
+	rt_buf_free(&s->batch);
+	s->events = s->schema_sent = NULL;
+	s->cpus = NULL;
+	s->pids = NULL;
+	s->lost_kernel = s->lost_queue = NULL;
+}
+
+static bool bit(const uint8_t *map, unsigned int bits, unsigned int i)
+{
+	return i < bits && (map[i / 8] & (1u << (i % 8)));
+}
+
+int rt_subscriber_select_event(struct rt_subscriber *s, unsigned int id)
+{
+	if (id >= s->events_bits) {
+		unsigned int bits = (id / 64 + 1) * 64;
+		uint8_t *e = realloc(s->events, bits / 8), *sent = realloc(s->schema_sent, bits / 8);
+
+		if (e)
+			s->events = e;
+		if (sent)
+			s->schema_sent = sent;
+		if (!e || !sent)
+			return -ENOMEM;
+		memset(e + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
+		memset(sent + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
+		s->events_bits = bits;
+	}
+	s->events[id / 8] |= 1u << (id % 8);
+	return 0;
+}
+
+int rt_subscriber_select_cpus(struct rt_subscriber *s, const uint32_t *cpus, size_t n)
+{
+	free(s->cpus);
+	s->cpus = NULL;
+	if (!n)
+		return 0;
+	s->cpus = calloc(s->ncpus, sizeof(*s->cpus));
+	if (!s->cpus)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (cpus[i] >= s->ncpus)
+			return -EINVAL;
+		s->cpus[cpus[i]] = true;
+	}
+	return 0;
+}
+
+int rt_subscriber_select_pids(struct rt_subscriber *s, const int32_t *pids, size_t n)
+{
+	free(s->pids);
+	s->pids = NULL;
+	s->n_pids = 0;
+	if (!n)
+		return 0;
+	s->pids = malloc(n * sizeof(*pids));
+	if (!s->pids)
+		return -ENOMEM;
+	memcpy(s->pids, pids, n * sizeof(*pids));
+	s->n_pids = n;
+	return 0;
+}
+
+bool rt_subscriber_wants_event(const struct rt_subscriber *s, unsigned int id)
+{
+	return bit(s->events, s->events_bits, id);
+}
+
+static bool wants_cpu(const struct rt_subscriber *s, unsigned int cpu)
+{
+	return !s->cpus || (cpu < s->ncpus && s->cpus[cpu]);
+}
+
+bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsigned int id,
+			 int32_t pid)
+{
+	bool pid_ok = !s->n_pids;
+
+	for (size_t i = 0; i < s->n_pids && !pid_ok; i++)
+		pid_ok = s->pids[i] == pid;
+	return pid_ok && wants_cpu(s, cpu) && rt_subscriber_wants_event(s, id);
+}
+
+int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len)
+{
+	struct rt_qframe *f = malloc(sizeof(*f) + len);
+
+	if (!f)
+		return -ENOMEM;
+	f->next = NULL;
+	f->len = len;
+	memcpy(f->data, frame, len);
+	if (s->tail)
+		s->tail->next = f;
+	else
+		s->head = f;
+	s->tail = f;
+	s->queued += len;
+	return 0;
+}
+
+static int push_buf(struct rt_subscriber *s, struct rt_buf *b)
+{
+	int ret = rt_subscriber_push(s, b->data, b->len);
+
+	rt_buf_free(b);
+	return ret;
+}
+
+int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
+		      const uint8_t *packed, size_t len)
+{
+	if (!bit(s->schema_sent, s->events_bits, rec->type)) {
+		struct rt_buf schema = { 0 };
+		int ret = rt_encode_schema_frame(rec->event, &schema);
+
+		if (!ret)
+			ret = push_buf(s, &schema);
+		else
+			rt_buf_free(&schema);
+		if (ret)
+			return ret;
+		s->schema_sent[rec->type / 8] |= 1u << (rec->type % 8);
+	}
+	if (!s->batch_records)
+		s->batch_first_ts = rec->timestamp;
+	s->batch_cpu = rec->cpu;
+	s->batch_last_ts = rec->timestamp;
+	s->batch_records++;
+	return rt_buf_put(&s->batch, packed, len);
+}
+
+void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
+			       bool exact, uint64_t before_ts)
+{
+	struct rt_loss *l;
+
+	if (cpu >= s->ncpus || !wants_cpu(s, cpu))
+		return;
+	l = &s->lost_kernel[cpu];
+	/* An unknown count means "at least one". */
+	l->count += exact ? count : (count ? count : 1);
+	l->exact = (l->count == count || l->exact) && exact;
+	l->last_ts = before_ts;
+	s->kernel_lost += exact ? count : 1;
+}
+
+static int flush_one(struct rt_subscriber *s, unsigned int cpu, Ringtap__LossSource source,
+		     struct rt_loss *l)
+{
+	struct rt_buf b = { 0 };
+	int ret;
+
+	if (!l->count)
+		return 0;
+	ret = rt_encode_lost_frame(cpu, source, l, &b);
+	if (!ret)
+		ret = push_buf(s, &b);
+	else
+		rt_buf_free(&b);
+	if (!ret)
+		memset(l, 0, sizeof(*l));
+	return ret;
+}
+
+int rt_subscriber_flush_losses(struct rt_subscriber *s)
+{
+	int ret = 0;
+
+	for (unsigned int cpu = 0; cpu < s->ncpus && !ret; cpu++) {
+		ret = flush_one(s, cpu, RINGTAP__LOSS_SOURCE__KERNEL, &s->lost_kernel[cpu]);
+		if (!ret)
+			ret = flush_one(s, cpu, RINGTAP__LOSS_SOURCE__QUEUE, &s->lost_queue[cpu]);
+	}
+	return ret;
+}
+
+int rt_subscriber_end_page(struct rt_subscriber *s)
+{
+	struct rt_buf frame = { 0 };
+	int ret = 0;
+
+	if (!s->batch_records) {
+		/* Kernel losses on a page with nothing selected still get reported. */
+		return rt_subscriber_flush_losses(s);
+	}
+	ret = rt_encode_batch_frame(s->batch_cpu, &s->batch, &frame);
+	if (ret)
+		goto out;
+	if (s->queued + frame.len > s->max_queued) {
+		struct rt_loss *l = &s->lost_queue[s->batch_cpu];
+
+		if (!l->count) {
+			l->first_ts = s->batch_first_ts;
+			l->exact = true;
+		}
+		l->count += s->batch_records;
+		l->last_ts = s->batch_last_ts;
+		s->dropped += s->batch_records;
+		/* Kernel losses wait too: a report must not overtake what came before it. */
+		goto out;
+	}
+	ret = rt_subscriber_flush_losses(s);
+	if (!ret)
+		ret = rt_subscriber_push(s, frame.data, frame.len);
+	if (!ret)
+		s->delivered += s->batch_records;
+out:
+	rt_buf_free(&frame);
+	s->batch.len = 0;
+	s->batch_records = 0;
+	return ret;
+}
+
+bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, size_t *len)
+{
+	if (!s->head)
+		return false;
+	*data = s->head->data + s->head_off;
+	*len = s->head->len - s->head_off;
+	return true;
+}
+
+void rt_subscriber_consume(struct rt_subscriber *s, size_t n)
+{
+	while (n && s->head) {
+		struct rt_qframe *f = s->head;
+		size_t left = f->len - s->head_off;
+
+		if (n < left) {
+			s->head_off += n;
+			s->queued -= n;
+			return;
+		}
+		n -= left;
+		s->queued -= left;
+		s->head_off = 0;
+		s->head = f->next;
+		if (!s->head)
+			s->tail = NULL;
+		free(f);
+	}
+}

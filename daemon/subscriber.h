@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * subscriber: one client's selection, its bounded queue of frames, and the
+ * losses it is owed a report of.
+ *
+ * Records are added as the page they came from is decoded, into a pending
+ * Batch; at the end of the page the Batch goes into the queue whole, or is
+ * dropped whole when the queue is over its byte limit: a slow subscriber
+ * never slows the reader or the others. Every dropped record and every
+ * record the kernel lost on a selected CPU is counted per CPU and reported
+ * in a Lost frame before the next data, so nothing is lost silently.
+ * Schemas, Lost and control frames are never dropped (their number is
+ * bounded by the events and CPUs). Pure: bytes in, bytes out.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encode.h"
+
+struct rt_qframe;
+
+struct rt_subscriber {
+	unsigned int ncpus;
+	uint8_t *events;		/* bitmap by kernel event id */
+	unsigned int events_bits;
+	uint8_t *schema_sent;		/* bitmap by kernel event id */
+	bool *cpus;			/* NULL: every CPU */
+	int32_t *pids;			/* none: every pid */
+	size_t n_pids;
+	bool common;
+
+	struct rt_qframe *head, *tail;
+	size_t queued, max_queued;	/* bytes */
+	size_t head_off;		/* bytes of head already written */
+
+	struct rt_buf batch;		/* the current page's records */
+	unsigned int batch_cpu;
+	unsigned int batch_records;
+	uint64_t batch_first_ts, batch_last_ts;
+
+	struct rt_loss *lost_kernel;	/* per CPU, not yet reported */
+	struct rt_loss *lost_queue;
+	uint64_t delivered, dropped, kernel_lost;
+};
+
+int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_queued);
+void rt_subscriber_release(struct rt_subscriber *s);
+
+int rt_subscriber_select_event(struct rt_subscriber *s, unsigned int id);
+int rt_subscriber_select_cpus(struct rt_subscriber *s, const uint32_t *cpus, size_t n);
+int rt_subscriber_select_pids(struct rt_subscriber *s, const int32_t *pids, size_t n);
+bool rt_subscriber_wants_event(const struct rt_subscriber *s, unsigned int id);
+bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsigned int id,
+			 int32_t pid);
+
+/* Queues a control frame (Welcome, Schema, Lost, Error) whatever the limit. */
+int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len);
+
+/*
+ * Adds one record, packed by rt_encode_record, to the pending Batch;
+ * queues the event's Schema first if this subscriber has not had it.
+ */
+int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
+		      const uint8_t *packed, size_t len);
+
+/* The kernel lost events on this CPU before the current page. */
+void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
+			       bool exact, uint64_t before_ts);
+
+/* Ends the page: pending losses as Lost frames, then the Batch or its drop. */
+int rt_subscriber_end_page(struct rt_subscriber *s);
+
+/* Reports losses still pending (when the queue drained, or at the end). */
+int rt_subscriber_flush_losses(struct rt_subscriber *s);
+
+/* The next bytes to write, and how many were written. */
+bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, size_t *len);
+void rt_subscriber_consume(struct rt_subscriber *s, size_t n);
