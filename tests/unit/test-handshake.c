@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* handshake: every refusal path, and the choices made when there is none. */
+#include <stdbool.h>
+
+#include "check.h"
+#include "handshake.h"
+
+static const Ringtap__Encoding offered[] = { RINGTAP__ENCODING__DECODED };
+static const struct rt_offer offer = { 1, 1, offered, 1, 4 };
+
+static int shake(uint32_t lo, uint32_t hi, Ringtap__Encoding *enc, size_t n_enc, char **events,
+		 size_t n_events, bool with_sub, struct rt_agreement *out,
+		 Ringtap__RefusalReason *reason)
+{
+	Ringtap__Hello h = RINGTAP__HELLO__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	const char *text = NULL;
+	int ret;
+
+	h.min_version = lo;
+	h.max_version = hi;
+	h.encodings = enc;
+	h.n_encodings = n_enc;
+	sub.events = events;
+	sub.n_events = n_events;
+	h.subscription = with_sub ? &sub : NULL;
+	*reason = RINGTAP__REFUSAL_REASON__REFUSAL_UNSPECIFIED;
+	ret = rt_handshake(&h, &offer, out, reason, &text);
+	if (ret)
+		CHECK(text && *text);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	Ringtap__Encoding decoded[] = { RINGTAP__ENCODING__DECODED };
+	Ringtap__Encoding raw_first[] = { RINGTAP__ENCODING__RAW, RINGTAP__ENCODING__FIXED,
+					  RINGTAP__ENCODING__DECODED };
+	Ringtap__Encoding raw_only[] = { RINGTAP__ENCODING__RAW };
+	char *one[] = { "ringtap_test:*" };
+	char *five[] = { "a:*", "b:*", "c:*", "d:*", "e:*" };
+	char *empty[] = { "" };
+	struct rt_agreement a;
+	Ringtap__RefusalReason r;
+
+	CHECK_EQ(shake(1, 1, decoded, 1, one, 1, true, &a, &r), 0);
+	CHECK_EQ(a.version, 1);
+	CHECK_EQ(a.encoding, RINGTAP__ENCODING__DECODED);
+	/* A wide range settles on the highest common version. */
+	CHECK_EQ(shake(0, 9, decoded, 1, one, 1, true, &a, &r), 0);
+	CHECK_EQ(a.version, 1);
+	/* The client's first preference that is offered wins. */
+	CHECK_EQ(shake(1, 1, raw_first, 3, one, 1, true, &a, &r), 0);
+	CHECK_EQ(a.encoding, RINGTAP__ENCODING__DECODED);
+
+	CHECK_EQ(shake(2, 3, decoded, 1, one, 1, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION);
+	CHECK_EQ(shake(1, 0, decoded, 1, one, 1, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION);
+	CHECK_EQ(shake(1, 1, raw_only, 1, one, 1, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING);
+	CHECK_EQ(shake(1, 1, NULL, 0, one, 1, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING);
+	CHECK_EQ(shake(1, 1, decoded, 1, NULL, 0, false, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	CHECK_EQ(shake(1, 1, decoded, 1, NULL, 0, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	CHECK_EQ(shake(1, 1, decoded, 1, five, 5, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	CHECK_EQ(shake(1, 1, decoded, 1, empty, 1, true, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	return check_exit("test-handshake");
+}

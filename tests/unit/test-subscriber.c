@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * subscriber: fed the records of captured pages, a subscriber's queue holds
+ * exactly its selection; past its byte limit it drops whole batches and its
+ * Lost frames account for every dropped record; kernel losses on its CPUs
+ * reach it with the kernel's counts; a Schema precedes an event's records.
+ */
+#include "fixture.h"
+#include "encode.h"
+#include "subscriber.h"
+#include "wire.h"
+
+struct feed {
+	struct fixture *fx;
+	struct rt_subscriber *subs[4];
+	unsigned int n_subs;
+	unsigned long long selected[4];
+	struct rt_buf packed;
+};
+
+static int on_record(const struct rt_record *rec, void *ctx)
+{
+	struct feed *f = ctx;
+	const struct rt_field_desc *pidf = rt_layout_common(f->fx->layout, "pid");
+	uint64_t pid = 0;
+
+	rt_record_read_common(rec, f->fx->layout, pidf, &pid);
+	f->packed.len = 0;
+	if (!rec->event || rt_encode_record(rec, f->fx->layout, false, &f->packed))
+		return 0;
+	for (unsigned int i = 0; i < f->n_subs; i++)
+		if (rt_subscriber_wants(f->subs[i], rec->cpu, rec->type, (int32_t)pid)) {
+			f->selected[i]++;
+			CHECK_EQ(rt_subscriber_add(f->subs[i], rec, f->packed.data, f->packed.len), 0);
+		}
+	return 0;
+}
+
+static void feed_fixture(struct feed *f)
+{
+	for (int cpu = 0; cpu < f->fx->session->ncpus; cpu++) {
+		size_t len;
+		uint8_t *pages = fixture_pages(f->fx, cpu, &len);
+
+		for (size_t off = 0; pages && off < len; off += f->fx->layout->sub_buffer_size) {
+			struct rt_page_result r;
+
+			rt_decode_page(f->fx->decoder, (unsigned int)cpu, pages + off,
+				       f->fx->layout->sub_buffer_size, on_record, f, &r);
+			for (unsigned int i = 0; i < f->n_subs; i++) {
+				if (r.missed)
+					rt_subscriber_kernel_loss(f->subs[i], (unsigned int)cpu,
+								  r.missed_count, r.missed_exact,
+								  r.timestamp);
+				CHECK_EQ(rt_subscriber_end_page(f->subs[i]), 0);
+			}
+		}
+		free(pages);
+	}
+}
+
+struct seen {
+	unsigned long long records, lost_queue, lost_kernel, frames;
+	unsigned long long per_cpu[2];
+	bool record_before_schema;
+	uint8_t schema[1024];
+};
+
+/* Reads the whole queue back as a client would. */
+static void drain(struct rt_subscriber *s, struct seen *out)
+{
+	struct rt_wire_reader r;
+	const uint8_t *data;
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	rt_subscriber_flush_losses(s);
+	rt_wire_reader_init(&r, 0);
+	while (rt_subscriber_peek(s, &data, &len)) {
+		size_t used = 0;
+		Ringtap__Frame *f;
+
+		/* Partial consumption, as a socket that takes a few bytes at a time. */
+		if (len > 7)
+			len = 7;
+		CHECK(rt_wire_reader_feed(&r, data, len, &used) >= 0);
+		rt_subscriber_consume(s, used);
+		while (rt_wire_reader_next(&r, &f) == 1) {
+			out->frames++;
+			if (f->msg_case == RINGTAP__FRAME__MSG_SCHEMA && f->schema->event_id < 1024)
+				out->schema[f->schema->event_id] = 1;
+			if (f->msg_case == RINGTAP__FRAME__MSG_BATCH) {
+				for (size_t i = 0; i < f->batch->n_records; i++) {
+					uint32_t id = f->batch->records[i]->event_id;
+
+					if (id >= 1024 || !out->schema[id])
+						out->record_before_schema = true;
+				}
+				out->records += f->batch->n_records;
+				if (f->batch->cpu < 2)
+					out->per_cpu[f->batch->cpu] += f->batch->n_records;
+			}
+			if (f->msg_case == RINGTAP__FRAME__MSG_LOST) {
+				if (f->lost->source == RINGTAP__LOSS_SOURCE__QUEUE)
+					out->lost_queue += f->lost->count;
+				else
+					out->lost_kernel += f->lost->count;
+				CHECK(f->lost->count_exact);
+			}
+			ringtap__frame__free_unpacked(f, NULL);
+		}
+	}
+	CHECK_EQ(s->queued, 0);
+	rt_wire_reader_release(&r);
+}
+
+static unsigned long long count_in_trace(struct fixture *fx, const char *what)
+{
+	char path[4200];
+	size_t len;
+	char *text, *p;
+	unsigned long long n = 0;
+
+	snprintf(path, sizeof(path), "%s/trace.txt", fx->dir);
+	text = read_whole_file(path, &len);
+	for (p = text; p && (p = strstr(p, what)); p++)
+		n++;
+	free(text);
+	return n;
+}
+
+static void select_named(struct fixture *fx, struct rt_subscriber *s, const char *sys,
+			 const char *name)
+{
+	struct tep_event *ev = tep_find_event_by_name(fx->layout->tep, sys, name);
+
+	CHECK(ev != NULL);
+	if (ev)
+		CHECK_EQ(rt_subscriber_select_event(s, (unsigned int)ev->id), 0);
+}
+
+static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
+				      "ftrace:print", NULL };
+
+static void test_selection_and_backpressure(const char *root)
+{
+	struct fixture fx;
+	struct rt_subscriber all, cpu1, slow, pid0;
+	struct feed f = { 0 };
+	struct seen s;
+	uint32_t one = 1;
+	int32_t zero = 0;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	f.fx = &fx;
+	CHECK_EQ(rt_subscriber_init(&all, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_init(&cpu1, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_init(&slow, 2, 4000), 0);	/* a client that never reads */
+	CHECK_EQ(rt_subscriber_init(&pid0, 2, 1 << 20), 0);
+	select_named(&fx, &all, "ringtap_test", "ringtap_test");
+	select_named(&fx, &all, "sched", "sched_switch");
+	select_named(&fx, &cpu1, "ringtap_test", "ringtap_test");
+	CHECK_EQ(rt_subscriber_select_cpus(&cpu1, &one, 1), 0);
+	select_named(&fx, &slow, "ringtap_test", "ringtap_test");
+	select_named(&fx, &pid0, "sched", "sched_switch");
+	CHECK_EQ(rt_subscriber_select_pids(&pid0, &zero, 1), 0);
+	f.subs[0] = &all;
+	f.subs[1] = &cpu1;
+	f.subs[2] = &slow;
+	f.subs[3] = &pid0;
+	f.n_subs = 4;
+	feed_fixture(&f);
+
+	/* What the kernel's own text of the capture says it holds. */
+	drain(&all, &s);
+	CHECK_EQ(f.selected[0], count_in_trace(&fx, "ringtap_test:") +
+				count_in_trace(&fx, "sched_switch:"));
+	CHECK_EQ(s.records, f.selected[0]);
+	CHECK_EQ(s.lost_queue + s.lost_kernel, 0);
+	CHECK(!s.record_before_schema);
+
+	drain(&cpu1, &s);
+	CHECK_EQ(f.selected[1], 50);
+	CHECK_EQ(s.records, 50);
+	CHECK_EQ(s.per_cpu[0], 0);
+
+	/* The slow one: what it got and what it was told it lost add up. */
+	drain(&slow, &s);
+	CHECK_EQ(f.selected[2], 100);
+	CHECK(s.lost_queue > 0);
+	CHECK(s.records > 0);
+	CHECK_EQ(s.records + s.lost_queue, 100);
+	CHECK_EQ(slow.delivered + slow.dropped, 100);
+	printf("slow subscriber: %llu delivered, %llu reported lost\n", s.records, s.lost_queue);
+
+	drain(&pid0, &s);
+	CHECK(f.selected[3] > 0 && f.selected[3] < count_in_trace(&fx, "sched_switch:"));
+	CHECK_EQ(s.records, f.selected[3]);
+
+	rt_subscriber_release(&all);
+	rt_subscriber_release(&cpu1);
+	rt_subscriber_release(&slow);
+	rt_subscriber_release(&pid0);
+	rt_buf_free(&f.packed);
+	fixture_close(&fx);
+}
+
+static void test_kernel_losses(const char *root)
+{
+	static const char *const ovr_events[] = { "ringtap_test:ringtap_test", "ftrace:print",
+						  NULL };
+	struct fixture fx;
+	struct rt_subscriber sub, other_cpu;
+	struct feed f = { 0 };
+	struct rt_cpu_stats st0, st1;
+	struct seen s;
+	uint32_t zero = 0;
+
+	if (fixture_open(&fx, root, "stock-overrun", ovr_events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	f.fx = &fx;
+	CHECK_EQ(rt_subscriber_init(&sub, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_init(&other_cpu, 2, 1 << 20), 0);
+	select_named(&fx, &sub, "ringtap_test", "ringtap_test");
+	select_named(&fx, &other_cpu, "ringtap_test", "ringtap_test");
+	CHECK_EQ(rt_subscriber_select_cpus(&other_cpu, &zero, 1), 0);
+	f.subs[0] = &sub;
+	f.subs[1] = &other_cpu;
+	f.n_subs = 2;
+	feed_fixture(&f);
+	rt_session_cpu_stats(fx.session, 0, &st0);
+	rt_session_cpu_stats(fx.session, 1, &st1);
+
+	drain(&sub, &s);
+	CHECK_EQ(s.lost_kernel, st0.overrun + st1.overrun);
+	CHECK_EQ(s.records, f.selected[0]);
+	/* Only the losses of the CPUs it selected. */
+	drain(&other_cpu, &s);
+	CHECK_EQ(s.lost_kernel, st0.overrun);
+	rt_subscriber_release(&sub);
+	rt_subscriber_release(&other_cpu);
+	rt_buf_free(&f.packed);
+	fixture_close(&fx);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	test_selection_and_backpressure(argv[1]);
+	test_kernel_losses(argv[1]);
+	return check_exit("test-subscriber");
+}
