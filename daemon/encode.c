@@ -9,9 +9,10 @@
 #include "wire.h"
 
 /* protobuf field tags: (number << 3) | wire type; 2 is length-delimited. */
-#define TAG_FRAME_BATCH		((5 << 3) | 2)
+/* Batch and Fixed share their shape: cpu = 1, records = 2. */
 #define TAG_BATCH_CPU		((1 << 3) | 0)
 #define TAG_BATCH_RECORDS	((2 << 3) | 2)
+#define FRAME_TAG(kind)		(((unsigned int)(kind) << 3) | 2)
 
 static int reserve(struct rt_buf *b, size_t n)
 {
@@ -180,17 +181,38 @@ out:
 	return ret;
 }
 
-int rt_encode_batch_frame(unsigned int cpu, const struct rt_buf *records, struct rt_buf *out)
+int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
+			   struct rt_buf *out)
+{
+	Ringtap__FixedRecord r = RINGTAP__FIXED_RECORD__INIT;
+	size_t size;
+	int ret;
+
+	r.timestamp = timestamp;
+	r.data.data = (uint8_t *)data;
+	r.data.len = len;
+	size = ringtap__fixed_record__get_packed_size(&r);
+	ret = rt_buf_put_varint(out, TAG_BATCH_RECORDS);
+	ret = ret ?: rt_buf_put_varint(out, size);
+	ret = ret ?: reserve(out, size);
+	if (!ret)
+		out->len += ringtap__fixed_record__pack(&r, out->data + out->len);
+	return ret;
+}
+
+int rt_encode_batch_frame(Ringtap__Frame__MsgCase kind, unsigned int cpu,
+			  const struct rt_buf *records, struct rt_buf *out)
 {
 	uint8_t tmp[RT_WIRE_VARINT_MAX];
 	size_t batch_len = 1 + rt_wire_varint_encode(cpu, tmp) + records->len;
-	size_t frame_len = 1 + rt_wire_varint_encode(batch_len, tmp) + batch_len;
+	size_t frame_len = rt_wire_varint_encode(FRAME_TAG(kind), tmp) +
+			   rt_wire_varint_encode(batch_len, tmp) + batch_len;
 	int ret;
 
 	if (frame_len > RT_WIRE_MAX_FRAME_DEFAULT)
 		return -EMSGSIZE;
 	ret = rt_buf_put_varint(out, frame_len);
-	ret = ret ?: rt_buf_put_varint(out, TAG_FRAME_BATCH);
+	ret = ret ?: rt_buf_put_varint(out, FRAME_TAG(kind));
 	ret = ret ?: rt_buf_put_varint(out, batch_len);
 	ret = ret ?: rt_buf_put_varint(out, TAG_BATCH_CPU);
 	ret = ret ?: rt_buf_put_varint(out, cpu);
@@ -198,7 +220,22 @@ int rt_encode_batch_frame(unsigned int cpu, const struct rt_buf *records, struct
 	return ret;
 }
 
-int rt_encode_schema_frame(const struct tep_event *ev, struct rt_buf *out)
+int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Pages pages = RINGTAP__PAGES__INIT;
+	ProtobufCBinaryData one = { len, (uint8_t *)page };
+
+	pages.cpu = cpu;
+	pages.n_pages = 1;
+	pages.pages = &one;
+	frame.msg_case = RINGTAP__FRAME__MSG_PAGES;
+	frame.pages = &pages;
+	return put_frame(&frame, out);
+}
+
+int rt_encode_schema_frame(const struct tep_event *ev, const unsigned int *offsets,
+			   const char *format, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Schema schema = RINGTAP__SCHEMA__INIT;
@@ -219,7 +256,7 @@ int rt_encode_schema_frame(const struct tep_event *ev, struct rt_buf *out)
 		ringtap__field__init(&fields[i]);
 		fields[i].name = f->name;
 		fields[i].type = f->type;
-		fields[i].offset = (uint32_t)f->offset;
+		fields[i].offset = offsets ? offsets[i] : (uint32_t)f->offset;
 		fields[i].size = (uint32_t)f->size;
 		fields[i].has_is_signed = true;
 		fields[i].is_signed = f->flags & TEP_FIELD_IS_SIGNED;
@@ -234,6 +271,7 @@ int rt_encode_schema_frame(const struct tep_event *ev, struct rt_buf *out)
 	schema.name = ev->name;
 	schema.n_fields = n;
 	schema.fields = ptrs;
+	schema.format = (char *)format;
 	frame.msg_case = RINGTAP__FRAME__MSG_SCHEMA;
 	frame.schema = &schema;
 	ret = put_frame(&frame, out);

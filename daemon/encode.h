@@ -35,11 +35,28 @@ void rt_buf_free(struct rt_buf *b);
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout, bool common,
 		     struct rt_buf *out);
 
-/* A delimited Frame{Batch{cpu, records}} from records made by rt_encode_record. */
-int rt_encode_batch_frame(unsigned int cpu, const struct rt_buf *records, struct rt_buf *out);
+/* Appends a FixedRecord (tag, length, packed) holding legacy bytes. */
+int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
+			   struct rt_buf *out);
 
-/* A delimited Frame{Schema} for the event. */
-int rt_encode_schema_frame(const struct tep_event *event, struct rt_buf *out);
+/*
+ * A delimited Frame{Batch{cpu, records}} (kind RINGTAP__FRAME__MSG_BATCH)
+ * or Frame{Fixed{cpu, records}} (RINGTAP__FRAME__MSG_FIXED) from records
+ * appended by rt_encode_record or rt_encode_fixed_record.
+ */
+int rt_encode_batch_frame(Ringtap__Frame__MsgCase kind, unsigned int cpu,
+			  const struct rt_buf *records, struct rt_buf *out);
+
+/* A delimited Frame{Pages{cpu, [page]}}. */
+int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, struct rt_buf *out);
+
+/*
+ * A delimited Frame{Schema} for the event: with offsets (one per field, in
+ * format order) the fields are described at those offsets, as a legacy
+ * layout places them; with format, the format text goes along.
+ */
+int rt_encode_schema_frame(const struct tep_event *event, const unsigned int *offsets,
+			   const char *format, struct rt_buf *out);
 
 struct rt_loss {
 	uint64_t count;

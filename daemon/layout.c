@@ -284,7 +284,18 @@ void rt_layout_free(struct rt_layout *l)
 	free(l->header_page);
 	free(l->header_event);
 	free(l->common);
+	for (unsigned int i = 0; i < l->n_formats; i++)
+		free(l->formats[i].text);
+	free(l->formats);
 	free(l);
+}
+
+const char *rt_layout_format(const struct rt_layout *l, int id)
+{
+	for (unsigned int i = 0; i < l->n_formats; i++)
+		if (l->formats[i].id == id)
+			return l->formats[i].text;
+	return NULL;
 }
 
 const struct rt_field_desc *rt_layout_common(const struct rt_layout *l, const char *name)
@@ -366,6 +377,18 @@ int rt_layout_add_event(struct rt_layout *l, const char *system, const char *for
 	ret = learn_common_fields(l, event);
 	if (ret)
 		return ret;
+	if (!rt_layout_format(l, event->id)) {
+		struct rt_event_format *nf = realloc(l->formats, (l->n_formats + 1) * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		l->formats = nf;
+		nf[l->n_formats].id = event->id;
+		nf[l->n_formats].text = strndup(format, len);
+		if (!nf[l->n_formats].text)
+			return -ENOMEM;
+		l->n_formats++;
+	}
 	if (out)
 		*out = event;
 	return 0;

@@ -45,6 +45,13 @@ struct rt_layout {
 	unsigned int n_common;
 	const struct rt_field_desc *common_type;	/* the field that holds the event id */
 	unsigned int common_size;	/* end of the last common field */
+
+	/* Format texts as the kernel published them, for clients that parse them. */
+	struct rt_event_format {
+		int id;
+		char *text;
+	} *formats;
+	unsigned int n_formats;
 };
 
 /*
@@ -65,6 +72,8 @@ int rt_layout_add_event(struct rt_layout *layout, const char *system, const char
 			size_t len, struct tep_event **event);
 
 const struct rt_field_desc *rt_layout_common(const struct rt_layout *layout, const char *name);
+/* The format text of an added event, or NULL. */
+const char *rt_layout_format(const struct rt_layout *layout, int id);
 
 /* Parses one "field: TYPE NAME; offset:N; size:N; signed:N;" line. */
 int rt_parse_field_line(const char *line, const char *end, char *type, size_t type_size,

@@ -290,8 +290,12 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 			fprintf(d->out, "# cpu %d: lost events (count unknown) before %" PRIu64 "\n",
 				cpu, res.timestamp);
 	}
-	if (d->server)
+	if (d->server) {
+		if (ret != -EBADMSG)
+			rt_server_page(d->server, (unsigned int)cpu, page, len, res.records,
+				       res.timestamp);
 		rt_server_end_page(d->server);
+	}
 	return ret == -EBADMSG ? 0 : ret;
 }
 

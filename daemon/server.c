@@ -18,6 +18,7 @@
 #include "encode.h"
 #include "handshake.h"
 #include "layout.h"
+#include "legacy.h"
 #include "log.h"
 #include "server.h"
 #include "subscriber.h"
@@ -40,6 +41,8 @@ struct rt_conn {
 	struct rt_subscriber sub;
 	bool authorized;
 	bool common;
+	Ringtap__Encoding encoding;
+	const struct rt_legacy_layout *legacy;	/* with FIXED */
 	pid_t pid;
 	uid_t uid;
 	char name[64];
@@ -66,9 +69,14 @@ struct rt_server {
 	char boot_id[64];
 	struct rt_buf packed;		/* the current record, as sent */
 	struct rt_buf packed_common;	/* the same with common fields */
+	struct rt_buf packed_fixed;	/* the same in the legacy layout */
 };
 
-static const Ringtap__Encoding offered[] = { RINGTAP__ENCODING__DECODED };
+static const Ringtap__Encoding offered[] = {
+	RINGTAP__ENCODING__DECODED,
+	RINGTAP__ENCODING__RAW,
+	RINGTAP__ENCODING__FIXED,
+};
 
 static void conn_free(struct rt_conn *c)
 {
@@ -187,7 +195,8 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
-	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, 1, 256 };
+	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered,
+				  sizeof(offered) / sizeof(offered[0]), 256 };
 	struct rt_agreement agreed;
 	Ringtap__RefusalReason reason;
 	const char *text = "", *why = "";
@@ -204,6 +213,19 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	if (rt_handshake(hello, &offer, &agreed, &reason, &text)) {
 		refuse(c, reason, text);
 		return;
+	}
+	c->encoding = agreed.encoding;
+	if (c->encoding == RINGTAP__ENCODING__FIXED) {
+		const char *name = hello->subscription->fixed_layout ?
+					   hello->subscription->fixed_layout : "padded-2012";
+
+		c->legacy = rt_legacy_find(name);
+		if (!c->legacy) {
+			refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+			       "unknown fixed layout (known: padded-2012)");
+			return;
+		}
+		c->sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
 	}
 	ret = subscribe(c, hello->subscription, &why);
 	if (ret == -ENOENT) {
@@ -524,36 +546,114 @@ void rt_server_free(struct rt_server *srv)
 	free(srv->path);
 	rt_buf_free(&srv->packed);
 	rt_buf_free(&srv->packed_common);
+	rt_buf_free(&srv->packed_fixed);
 	free(srv);
+}
+
+/* The Schema this connection's encoding describes the event with. */
+static int push_schema(struct rt_conn *c, const struct tep_event *ev)
+{
+	const struct rt_layout *l = c->srv->layout;
+	struct rt_buf b = { 0 };
+	unsigned int offsets[128], fixed;
+	_cleanup_free_ char *legacy_format = NULL;
+	int ret;
+
+	switch (c->encoding) {
+	case RINGTAP__ENCODING__FIXED:
+		ret = rt_legacy_offsets(c->legacy, ev, offsets, 128, &fixed);
+		ret = ret ?: rt_legacy_format(c->legacy, ev, &legacy_format);
+		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, &b);
+		break;
+	case RINGTAP__ENCODING__RAW:
+		ret = rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), &b);
+		break;
+	default:
+		ret = rt_encode_schema_frame(ev, NULL, NULL, &b);
+		break;
+	}
+	ret = ret ?: rt_subscriber_push_schema(&c->sub, (unsigned int)ev->id, b.data, b.len);
+	rt_buf_free(&b);
+	return ret;
+}
+
+/* Packs the record as this connection's encoding sends it, once per record. */
+static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
+				 const struct rt_record *rec, unsigned int *done)
+{
+	unsigned int kind = c->encoding == RINGTAP__ENCODING__FIXED ? 2 : c->common ? 1 : 0;
+	struct rt_buf *b = kind == 2 ? &srv->packed_fixed : kind ? &srv->packed_common : &srv->packed;
+	int ret;
+
+	if (*done & (1u << kind))
+		return b;
+	b->len = 0;
+	if (kind == 2) {
+		uint8_t out[4096 + RT_LEGACY_SLACK];
+		int n = rt_legacy_rewrite(c->legacy, rec, srv->layout, out, sizeof(out));
+
+		ret = n < 0 ? n : rt_encode_fixed_record(rec->timestamp, out, (size_t)n, b);
+	} else {
+		ret = rt_encode_record(rec, srv->layout, kind == 1, b);
+	}
+	if (ret)
+		return NULL;
+	*done |= 1u << kind;
+	return b;
 }
 
 void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 {
 	const struct rt_field_desc *pidf = rt_layout_common(srv->layout, "pid");
 	uint64_t pid = 0;
-	bool packed = false, packed_common = false;
+	unsigned int done = 0;
 
 	if (!rec->event)
 		return;
 	if (pidf)
 		rt_record_read_common(rec, srv->layout, pidf, &pid);
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
-		struct rt_buf *b = c->common ? &srv->packed_common : &srv->packed;
-		bool *done = c->common ? &packed_common : &packed;
+		struct rt_buf *b;
 
-		if (c->state != CONN_STREAMING ||
+		if (c->state != CONN_STREAMING || c->encoding == RINGTAP__ENCODING__RAW ||
 		    !rt_subscriber_wants(&c->sub, rec->cpu, rec->type, (int32_t)pid))
 			continue;
-		/* Packed once per record, on first need, for every subscriber that wants it. */
-		if (!*done) {
-			b->len = 0;
-			if (rt_encode_record(rec, srv->layout, c->common, b))
-				continue;
-			*done = true;
-		}
-		if (rt_subscriber_add(&c->sub, rec, b->data, b->len))
-			rt_log(LOG_WARNING, "client %s: out of memory queueing a record", c->name);
+		if (!rt_subscriber_has_schema(&c->sub, rec->type) && push_schema(c, rec->event))
+			continue;
+		b = packed_for(srv, c, rec, &done);
+		if (!b || rt_subscriber_add(&c->sub, rec, b->data, b->len))
+			rt_log(LOG_WARNING, "client %s: cannot queue a record", c->name);
 	}
+}
+
+void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page, size_t len,
+		    unsigned int records, uint64_t first_ts)
+{
+	struct rt_buf frame = { 0 };
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING || c->encoding != RINGTAP__ENCODING__RAW ||
+		    (c->sub.cpus && (cpu >= c->sub.ncpus || !c->sub.cpus[cpu])))
+			continue;
+		/* The page holds every enabled event: its client needs every format. */
+		for (size_t i = 0; i < srv->session->n_events; i++) {
+			const char *name = srv->session->events[i];
+			const char *colon = strchr(name, ':');
+			_cleanup_free_ char *sys = strndup(name, colon - name);
+			struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
+									    colon + 1) : NULL;
+
+			if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id))
+				push_schema(c, ev);
+		}
+		if (!frame.len && rt_encode_pages_frame(cpu, page, len, &frame))
+			break;
+		rt_subscriber_push_data(&c->sub, cpu, frame.data, frame.len, records, first_ts,
+					first_ts);
+		if (c->sub.head)
+			conn_want_write(c, true);
+	}
+	rt_buf_free(&frame);
 }
 
 void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,

@@ -18,6 +18,7 @@ int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_q
 	memset(s, 0, sizeof(*s));
 	s->ncpus = ncpus;
 	s->max_queued = max_queued;
+	s->data_kind = RINGTAP__FRAME__MSG_BATCH;
 	s->lost_kernel = calloc(ncpus, sizeof(*s->lost_kernel));
 	s->lost_queue = calloc(ncpus, sizeof(*s->lost_queue));
 	if (!s->lost_kernel || !s->lost_queue) {
@@ -54,22 +55,30 @@ static bool bit(const uint8_t *map, unsigned int bits, unsigned int i)
 	return i < bits && (map[i / 8] & (1u << (i % 8)));
 }
 
+static int grow_bitmaps(struct rt_subscriber *s, unsigned int id)
+{
+	unsigned int bits = (id / 64 + 1) * 64;
+	uint8_t *e = realloc(s->events, bits / 8), *sent;
+
+	if (!e)
+		return -ENOMEM;
+	s->events = e;
+	sent = realloc(s->schema_sent, bits / 8);
+	if (!sent)
+		return -ENOMEM;
+	s->schema_sent = sent;
+	memset(e + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
+	memset(sent + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
+	s->events_bits = bits;
+	return 0;
+}
+
 int rt_subscriber_select_event(struct rt_subscriber *s, unsigned int id)
 {
-	if (id >= s->events_bits) {
-		unsigned int bits = (id / 64 + 1) * 64;
-		uint8_t *e = realloc(s->events, bits / 8), *sent = realloc(s->schema_sent, bits / 8);
+	int ret;
 
-		if (e)
-			s->events = e;
-		if (sent)
-			s->schema_sent = sent;
-		if (!e || !sent)
-			return -ENOMEM;
-		memset(e + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
-		memset(sent + s->events_bits / 8, 0, (bits - s->events_bits) / 8);
-		s->events_bits = bits;
-	}
+	if (id >= s->events_bits && (ret = grow_bitmaps(s, id)))
+		return ret;
 	s->events[id / 8] |= 1u << (id % 8);
 	return 0;
 }
@@ -152,21 +161,27 @@ static int push_buf(struct rt_subscriber *s, struct rt_buf *b)
 	return ret;
 }
 
+bool rt_subscriber_has_schema(const struct rt_subscriber *s, unsigned int id)
+{
+	return bit(s->schema_sent, s->events_bits, id);
+}
+
+int rt_subscriber_push_schema(struct rt_subscriber *s, unsigned int id, const uint8_t *frame,
+			      size_t len)
+{
+	int ret;
+
+	if (id >= s->events_bits && (ret = grow_bitmaps(s, id)))
+		return ret;
+	ret = rt_subscriber_push(s, frame, len);
+	if (!ret)
+		s->schema_sent[id / 8] |= 1u << (id % 8);
+	return ret;
+}
+
 int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len)
 {
-	if (!bit(s->schema_sent, s->events_bits, rec->type)) {
-		struct rt_buf schema = { 0 };
-		int ret = rt_encode_schema_frame(rec->event, &schema);
-
-		if (!ret)
-			ret = push_buf(s, &schema);
-		else
-			rt_buf_free(&schema);
-		if (ret)
-			return ret;
-		s->schema_sent[rec->type / 8] |= 1u << (rec->type % 8);
-	}
 	if (!s->batch_records)
 		s->batch_first_ts = rec->timestamp;
 	s->batch_cpu = rec->cpu;
@@ -220,37 +235,46 @@ int rt_subscriber_flush_losses(struct rt_subscriber *s)
 	return ret;
 }
 
+int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
+			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
+{
+	int ret;
+
+	if (s->queued + len > s->max_queued) {
+		struct rt_loss *l = &s->lost_queue[cpu < s->ncpus ? cpu : 0];
+
+		if (!l->count) {
+			l->first_ts = first_ts;
+			l->exact = true;
+		}
+		l->count += records;
+		l->last_ts = last_ts;
+		s->dropped += records;
+		/* Kernel losses wait too: a report must not overtake what came before it. */
+		return 0;
+	}
+	ret = rt_subscriber_flush_losses(s);
+	if (!ret)
+		ret = rt_subscriber_push(s, frame, len);
+	if (!ret)
+		s->delivered += records;
+	return ret;
+}
+
 int rt_subscriber_end_page(struct rt_subscriber *s)
 {
 	struct rt_buf frame = { 0 };
-	int ret = 0;
+	int ret;
 
 	if (!s->batch_records) {
 		/* Kernel losses on a page with nothing selected still get reported. */
 		return rt_subscriber_flush_losses(s);
 	}
-	ret = rt_encode_batch_frame(s->batch_cpu, &s->batch, &frame);
-	if (ret)
-		goto out;
-	if (s->queued + frame.len > s->max_queued) {
-		struct rt_loss *l = &s->lost_queue[s->batch_cpu];
-
-		if (!l->count) {
-			l->first_ts = s->batch_first_ts;
-			l->exact = true;
-		}
-		l->count += s->batch_records;
-		l->last_ts = s->batch_last_ts;
-		s->dropped += s->batch_records;
-		/* Kernel losses wait too: a report must not overtake what came before it. */
-		goto out;
-	}
-	ret = rt_subscriber_flush_losses(s);
+	ret = rt_encode_batch_frame(s->data_kind, s->batch_cpu, &s->batch, &frame);
 	if (!ret)
-		ret = rt_subscriber_push(s, frame.data, frame.len);
-	if (!ret)
-		s->delivered += s->batch_records;
-out:
+		ret = rt_subscriber_push_data(s, s->batch_cpu, frame.data, frame.len,
+					      s->batch_records, s->batch_first_ts,
+					      s->batch_last_ts);
 	rt_buf_free(&frame);
 	s->batch.len = 0;
 	s->batch_records = 0;

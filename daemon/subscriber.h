@@ -30,6 +30,7 @@ struct rt_subscriber {
 	int32_t *pids;			/* none: every pid */
 	size_t n_pids;
 	bool common;
+	Ringtap__Frame__MsgCase data_kind;	/* BATCH (decoded) or FIXED */
 
 	struct rt_qframe *head, *tail;
 	size_t queued, max_queued;	/* bytes */
@@ -58,12 +59,21 @@ bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsign
 /* Queues a control frame (Welcome, Schema, Lost, Error) whatever the limit. */
 int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len);
 
-/*
- * Adds one record, packed by rt_encode_record, to the pending Batch;
- * queues the event's Schema first if this subscriber has not had it.
- */
+/* Schemas go out once per event, before its first record. */
+bool rt_subscriber_has_schema(const struct rt_subscriber *s, unsigned int id);
+int rt_subscriber_push_schema(struct rt_subscriber *s, unsigned int id, const uint8_t *frame,
+			      size_t len);
+
+/* Adds one record, packed by rt_encode_record or rt_encode_fixed_record, to the pending batch. */
 int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len);
+
+/*
+ * Queues a frame of records (a Batch, or raw Pages), or drops it whole when
+ * the queue is over its limit, counting its records as lost on that CPU.
+ */
+int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
+			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
 
 /* The kernel lost events on this CPU before the current page. */
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,

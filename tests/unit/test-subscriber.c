@@ -31,6 +31,14 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	for (unsigned int i = 0; i < f->n_subs; i++)
 		if (rt_subscriber_wants(f->subs[i], rec->cpu, rec->type, (int32_t)pid)) {
 			f->selected[i]++;
+			if (!rt_subscriber_has_schema(f->subs[i], rec->type)) {
+				struct rt_buf schema = { 0 };
+
+				CHECK_EQ(rt_encode_schema_frame(rec->event, NULL, NULL, &schema), 0);
+				CHECK_EQ(rt_subscriber_push_schema(f->subs[i], rec->type, schema.data,
+								   schema.len), 0);
+				rt_buf_free(&schema);
+			}
 			CHECK_EQ(rt_subscriber_add(f->subs[i], rec, f->packed.data, f->packed.len), 0);
 		}
 	return 0;
