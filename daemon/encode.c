@@ -362,6 +362,18 @@ int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 	return ret;
 }
 
+int rt_encode_heartbeat_frame(uint64_t trace_clock_ns, uint64_t realtime_ns, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Heartbeat hb = RINGTAP__HEARTBEAT__INIT;
+
+	hb.trace_clock_ns = trace_clock_ns;
+	hb.realtime_ns = realtime_ns;
+	frame.msg_case = RINGTAP__FRAME__MSG_HEARTBEAT;
+	frame.heartbeat = &hb;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

@@ -78,5 +78,6 @@ struct rt_host {
 int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 			    const struct rt_host *host, const struct rt_layout *layout,
 			    struct rt_buf *out);
+int rt_encode_heartbeat_frame(uint64_t trace_clock_ns, uint64_t realtime_ns, struct rt_buf *out);
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
 int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

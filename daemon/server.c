@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event-parse.h>
@@ -28,6 +29,8 @@
 
 /* A client says little: Hello, Update, Bye. Anything bigger is not one. */
 #define CLIENT_MAX_FRAME (64u << 10)
+/* An idle link hears from us this often, so both ends can tell it is alive. */
+#define HEARTBEAT_USEC (5 * 1000000ULL)
 
 enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 
@@ -47,6 +50,7 @@ struct rt_conn {
 	uid_t uid;
 	char name[64];
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
+	bool sent_since_heartbeat;
 };
 
 struct rt_server {
@@ -55,6 +59,8 @@ struct rt_server {
 	bool own_socket;
 	char *path;
 	sd_event_source *listen_src;
+	sd_event_source *heartbeat;
+	clockid_t trace_clockid;
 	gid_t group;
 	bool have_group;
 	size_t max_queue;
@@ -353,6 +359,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				return 0;
 			}
 			rt_subscriber_consume(&c->sub, (size_t)n);
+			c->sent_since_heartbeat = true;
 		}
 	}
 	return 0;
@@ -494,6 +501,48 @@ static void read_host(struct rt_server *srv)
 	srv->host.trace_clock = srv->session->clock ? srv->session->clock : "?";
 }
 
+/*
+ * The trace clock as a clock_gettime() clock: exact for mono, mono_raw and
+ * boot; local, global and perf count sched_clock, which on x86 runs with
+ * CLOCK_MONOTONIC, so that is the closest sample.
+ */
+static clockid_t trace_clockid(const char *name)
+{
+	if (name && !strcmp(name, "mono_raw"))
+		return CLOCK_MONOTONIC_RAW;
+	if (name && !strcmp(name, "boot"))
+		return CLOCK_BOOTTIME;
+	return CLOCK_MONOTONIC;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct rt_server *srv = userdata;
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || c->sent_since_heartbeat || c->sub.head) {
+			c->sent_since_heartbeat = false;
+			continue;
+		}
+		if (!rt_encode_heartbeat_frame(clock_ns(srv->trace_clockid),
+					       clock_ns(CLOCK_REALTIME), &b))
+			conn_push(c, &b);
+		rt_buf_free(&b);
+	}
+	return sd_event_source_set_time_relative(s, HEARTBEAT_USEC) ?:
+	       sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *o,
 		  struct rt_session *session, struct rt_layout *layout)
 {
@@ -523,6 +572,10 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	ret = listen_socket(srv, o);
 	if (!ret)
 		ret = sd_event_add_io(loop, &srv->listen_src, srv->listen_fd, EPOLLIN, on_accept, srv);
+	srv->trace_clockid = trace_clockid(session->clock);
+	if (ret >= 0)
+		ret = sd_event_add_time_relative(loop, &srv->heartbeat, CLOCK_MONOTONIC,
+						 HEARTBEAT_USEC, 100000, on_heartbeat, srv);
 	if (ret < 0) {
 		rt_server_free(srv);
 		return ret;
@@ -538,6 +591,7 @@ void rt_server_free(struct rt_server *srv)
 	while (srv->conns)
 		conn_close(srv->conns, "daemon stopping");
 	sd_event_source_disable_unref(srv->listen_src);
+	sd_event_source_disable_unref(srv->heartbeat);
 	if (srv->listen_fd >= 0 && srv->own_socket) {
 		close(srv->listen_fd);
 		if (srv->path)
