@@ -300,11 +300,11 @@ int rt_encode_lost_frame(unsigned int cpu, Ringtap__LossSource source, const str
 	return put_frame(&frame, out);
 }
 
-static void field_desc(Ringtap__Field *f, const struct rt_field_desc *d, const char *type)
+static void field_desc(Ringtap__Field *f, const struct rt_field_desc *d)
 {
 	ringtap__field__init(f);
 	f->name = (char *)d->name;
-	f->type = (char *)type;
+	f->type = (char *)d->type;
 	f->offset = d->offset;
 	f->size = d->size;
 	f->has_is_signed = true;
@@ -328,13 +328,13 @@ int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 		free(common_ptrs);
 		return -ENOMEM;
 	}
-	field_desc(&page[0], &l->page_timestamp, "u64");
-	field_desc(&page[1], &l->page_commit, "local_t");
-	field_desc(&page[2], &l->page_data, "char");
+	field_desc(&page[0], &l->page_timestamp);
+	field_desc(&page[1], &l->page_commit);
+	field_desc(&page[2], &l->page_data);
 	for (int i = 0; i < 3; i++)
 		page_ptrs[i] = &page[i];
 	for (unsigned int i = 0; i < l->n_common; i++) {
-		field_desc(&common[i], &l->common[i], "");
+		field_desc(&common[i], &l->common[i]);
 		common_ptrs[i] = &common[i];
 	}
 	lay.header_page = l->header_page;

@@ -36,11 +36,9 @@ int rt_handshake(const Ringtap__Hello *h, const struct rt_offer *o, struct rt_ag
 		*text = "none of the encodings asked for is offered (this daemon sends DECODED)";
 		return -EPROTO;
 	}
-	if (!sub || !sub->n_events) {
-		*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
-		*text = "the subscription names no event";
-		return -EPROTO;
-	}
+	/* No subscription is fine: the client wants the Welcome only (ringtap info). */
+	if (!sub)
+		return 0;
 	if (o->max_events && sub->n_events > o->max_events) {
 		*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
 		*text = "the subscription names more events than this daemon allows";

@@ -5,7 +5,8 @@
  *
  * Picks the protocol version (the highest both speak) and the encoding (the
  * client's first preference the daemon offers), or says why not, with the
- * machine-readable reason the Refusal carries. Event names are checked
+ * machine-readable reason the Refusal carries. A Hello without events is
+ * answered with a Welcome and nothing after it. Event names are checked
  * against the kernel elsewhere: they need tracefs. Pure.
  */
 #include <stddef.h>

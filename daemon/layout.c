@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,7 +105,7 @@ static int parse_header_page(struct rt_layout *l)
 
 		if (!eol)
 			eol = end;
-		if (!rt_parse_field_line(p, eol, NULL, 0, &f)) {
+		if (!rt_parse_field_line(p, eol, f.type, sizeof(f.type), &f)) {
 			if (!strcmp(f.name, "timestamp")) {
 				l->page_timestamp = f;
 				have_ts = true;
@@ -341,6 +342,7 @@ static int learn_common_fields(struct rt_layout *l, const struct tep_event *even
 		if (strlen(name) >= sizeof(d->name) || f->offset < 0 || f->size <= 0)
 			goto bad;
 		strcpy(d->name, name);
+		snprintf(d->type, sizeof(d->type), "%s", f->type);
 		d->offset = (unsigned int)f->offset;
 		d->size = (unsigned int)f->size;
 		d->is_signed = f->flags & TEP_FIELD_IS_SIGNED;

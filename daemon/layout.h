@@ -21,6 +21,7 @@ struct tep_event;
 
 struct rt_field_desc {
 	char name[RT_FIELD_NAME_MAX];
+	char type[RT_FIELD_NAME_MAX];	/* as the kernel spells it, e.g. "unsigned short" */
 	unsigned int offset;
 	unsigned int size;
 	bool is_signed;

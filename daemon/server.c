@@ -163,9 +163,18 @@ static void send_error(struct rt_conn *c, int err, const char *text)
 static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const char **why)
 {
 	struct rt_server *srv = c->srv;
+	_cleanup_free_ const char **globs = NULL;
 	int ret;
 
-	ret = rt_session_enable(srv->session, srv->layout, (const char *const *)sub->events, why);
+	if (!sub)
+		return 0;
+	/* protobuf-c arrays carry a count, rt_session_enable wants a NULL at the end. */
+	globs = calloc(sub->n_events + 1, sizeof(*globs));
+	if (!globs)
+		return -ENOMEM;
+	for (size_t i = 0; i < sub->n_events; i++)
+		globs[i] = sub->events[i];
+	ret = rt_session_enable(srv->session, srv->layout, globs, why);
 	if (ret < 0)
 		return ret;
 	rt_session_symbols(srv->session, srv->layout);
@@ -222,7 +231,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	c->encoding = agreed.encoding;
 	if (c->encoding == RINGTAP__ENCODING__FIXED) {
-		const char *name = hello->subscription->fixed_layout ?
+		const char *name = hello->subscription && hello->subscription->fixed_layout ?
 					   hello->subscription->fixed_layout : "padded-2012";
 
 		c->legacy = rt_legacy_find(name);
@@ -253,8 +262,8 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	c->state = CONN_STREAMING;
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
-	       c->name, (int)c->pid, (unsigned int)c->uid, hello->subscription->n_events,
-	       agreed.version);
+	       c->name, (int)c->pid, (unsigned int)c->uid,
+	       hello->subscription ? hello->subscription->n_events : 0, agreed.version);
 }
 
 static void on_frame(struct rt_conn *c, Ringtap__Frame *f)

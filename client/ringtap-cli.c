@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ringtap: the command line client. "stream" prints records from ringtapd
+ * as the daemon's --stdout text or as JSON lines; "info" prints what the
+ * daemon's Welcome says about the host and the kernel's ring buffer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringtap.h"
+#include "util.h"
+
+#define DEFAULT_EVENTS "ringtap_test:*"
+#define CLIENT_NAME "ringtap " RINGTAP_VERSION
+
+static void usage(FILE *f)
+{
+	fputs("Usage: ringtap [--help|--version] COMMAND [OPTIONS]\n"
+	      "Client of ringtapd, the ring buffer tracing daemon.\n\n"
+	      "Commands:\n"
+	      "  stream    print the records of the subscribed events as they come\n"
+	      "  info      print the host, clock and ring buffer layout the daemon reports\n\n"
+	      "  -h, --help       this text; COMMAND --help for a command's options\n"
+	      "  -V, --version    version\n",
+	      f);
+}
+
+static void usage_stream(FILE *f)
+{
+	fputs("Usage: ringtap stream [OPTIONS]\n"
+	      "Subscribes to events and prints one line per record, as ringtapd --stdout does:\n"
+	      "  SEC.NSEC [CPU] SYSTEM:NAME pid=PID FIELD=VALUE ...\n"
+	      "and \"# cpu N: lost M events (SOURCE)\" where events were lost. Stops on Ctrl-C,\n"
+	      "SIGTERM, --count or --duration, then prints a summary on standard error.\n\n"
+	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
+	      "  -e, --events=LIST      comma-separated system:event globs\n"
+	      "                         (default " DEFAULT_EVENTS ")\n"
+	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
+	      "  -p, --pids=LIST        only these processes, e.g. 1,4242 (default: all)\n"
+	      "  -j, --json             one JSON object per line instead of text\n"
+	      "  -n, --count=N          stop after N records\n"
+	      "  -d, --duration=SEC     stop after SEC seconds (fractions allowed)\n"
+	      "      --no-time          leave out timestamps\n"
+	      "      --common           also print every record's common fields\n"
+	      "  -h, --help             this text\n",
+	      f);
+}
+
+static void usage_info(FILE *f)
+{
+	fputs("Usage: ringtap info [OPTIONS]\n"
+	      "Prints the daemon's Welcome: host, kernel, trace clock, CPUs and the ring\n"
+	      "buffer layout the kernel publishes. It subscribes to nothing.\n\n"
+	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
+	      "  -h, --help             this text\n",
+	      f);
+}
+
+/* getopt with our own one-line messages; opterr is off. */
+static void bad_option(const char *cmd, char **argv, int c)
+{
+	if (c == ':')
+		fprintf(stderr, "ringtap %s: option %s needs a value (see ringtap %s --help)\n",
+			cmd, argv[optind - 1], cmd);
+	else
+		fprintf(stderr, "ringtap %s: unknown option %s (see ringtap %s --help)\n", cmd,
+			argv[optind - 1], cmd);
+}
+
+static void bad_value(const char *opt, const char *want, const char *value)
+{
+	fprintf(stderr, "ringtap stream: %s wants %s, not '%s'\n", opt, want, value);
+}
+
+static const char *hint(int err)
+{
+	if (err == -ENOENT || err == -ECONNREFUSED)
+		return " (is ringtapd running?)";
+	if (err == -EACCES)
+		return " (ringtapd's socket is for root and its group)";
+	return "";
+}
+
+static struct ringtap_client *connect_or_say(const struct ringtap_client_opts *opts)
+{
+	struct ringtap_connect_error err;
+	struct ringtap_client *c;
+	int ret = ringtap_connect(&c, opts, &err);
+
+	if (ret == 0)
+		return c;
+	fprintf(stderr, "ringtap: %s%s\n", err.text, err.refusal ? "" : hint(ret));
+	return NULL;
+}
+
+/* Splits a comma list into a NULL-terminated array that points into csv. */
+static const char **split_events(char *csv)
+{
+	size_t n = 0;
+	const char **list = calloc(strlen(csv) / 2 + 2, sizeof(*list));
+	char *save = NULL;
+
+	if (!list)
+		return NULL;
+	for (char *tok = strtok_r(csv, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		list[n++] = tok;
+	return list;
+}
+
+/*
+ * A comma list of numbers, with ranges "a-b" when ranges is set, into an
+ * array the caller frees. -EINVAL for anything else.
+ */
+static int parse_numbers(const char *csv, bool ranges, long long min, long long max, void **out,
+			 size_t *n_out)
+{
+	int32_t *v = NULL;
+	size_t n = 0, alloc = 0;
+	const char *p = csv;
+
+	while (*p) {
+		long long lo, hi;
+		char *end;
+
+		errno = 0;
+		lo = hi = strtoll(p, &end, 10);
+		if (ranges && end != p && *end == '-' && end[1] != '-' && end[1] != '+')
+			hi = strtoll(end + 1, &end, 10);
+		if (errno || end == p || (*end && *end != ',') || lo < min || hi > max || lo > hi ||
+		    hi - lo > 65536)
+			goto bad;
+		for (long long x = lo; x <= hi; x++) {
+			if (n == alloc) {
+				int32_t *nv;
+
+				alloc = alloc ? alloc * 2 : 8;
+				nv = realloc(v, alloc * sizeof(*v));
+				if (!nv)
+					goto bad;
+				v = nv;
+			}
+			v[n++] = (int32_t)(uint32_t)x;
+		}
+		p = *end ? end + 1 : end;
+		if (*end && !*p)
+			goto bad;
+	}
+	if (!n)
+		goto bad;
+	*out = v;
+	*n_out = n;
+	return 0;
+bad:
+	free(v);
+	return -EINVAL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+struct stream {
+	struct ringtap_client *c;
+	unsigned int flags;
+	uint64_t count;		/* 0: no limit */
+	uint64_t records, lost;
+	char *line;
+	size_t line_size;
+	bool done;
+	int exit_code;
+};
+
+static int print_event(struct stream *s, const struct ringtap_event *ev)
+{
+	int n = ringtap_format_event(s->c, ev, s->line, s->line_size, s->flags);
+
+	if (n >= 0 && (size_t)n >= s->line_size) {
+		char *bigger = realloc(s->line, (size_t)n + 1);
+
+		if (!bigger)
+			return -ENOMEM;
+		s->line = bigger;
+		s->line_size = (size_t)n + 1;
+		n = ringtap_format_event(s->c, ev, s->line, s->line_size, s->flags);
+	}
+	if (n < 0)
+		return n;
+	fwrite(s->line, 1, (size_t)n, stdout);
+	putchar('\n');
+	return 0;
+}
+
+/* Takes every event already there; stops the stream on the end, an error or the count. */
+static void drain(struct stream *s)
+{
+	struct ringtap_event ev;
+	int ret;
+
+	while (!s->done && (ret = ringtap_next(s->c, &ev, 0)) != 0) {
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0) {
+			fprintf(stderr, "ringtap: %s\n", ringtap_error_text(s->c));
+			s->exit_code = 1;
+			s->done = true;
+			break;
+		}
+		switch (ev.kind) {
+		case RINGTAP_RECORD:
+		case RINGTAP_LOST:
+			if (print_event(s, &ev)) {
+				fprintf(stderr, "ringtap: out of memory\n");
+				s->exit_code = 1;
+				s->done = true;
+				break;
+			}
+			if (ev.kind == RINGTAP_LOST) {
+				s->lost += ev.lost->count;
+			} else if (++s->records == s->count) {
+				s->done = true;
+			}
+			break;
+		case RINGTAP_HEARTBEAT:
+			break;
+		case RINGTAP_ERROR_FRAME:
+			fprintf(stderr, "ringtap: ringtapd gave up: %s (%s)\n", ev.error->text,
+				strerror((int)ev.error->code));
+			s->exit_code = 1;
+			s->done = true;
+			break;
+		case RINGTAP_END:
+			fprintf(stderr, "ringtap: ringtapd closed the connection\n");
+			s->done = true;
+			break;
+		}
+	}
+}
+
+static int signal_fd(void)
+{
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+static int cmd_stream(int argc, char **argv)
+{
+	enum { OPT_NO_TIME = 256, OPT_COMMON };
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "pids", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "no-time", no_argument, NULL, OPT_NO_TIME },
+		{ "common", no_argument, NULL, OPT_COMMON },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
+	struct stream s = { .exit_code = 0 };
+	char *events = strdup(DEFAULT_EVENTS), *end;
+	const char **list = NULL;
+	void *cpus = NULL, *pids = NULL;
+	uint64_t deadline = 0;
+	double duration = 0;
+	int c, sfd = -1;
+
+	while ((c = getopt_long(argc, argv, ":s:e:c:p:jn:d:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			opts.socket_path = optarg;
+			break;
+		case 'e':
+			free(events);
+			events = strdup(optarg);
+			break;
+		case 'c':
+			free(cpus);
+			cpus = NULL;
+			if (parse_numbers(optarg, true, 0, UINT32_MAX, &cpus, &opts.n_cpus)) {
+				bad_value("--cpus", "CPU numbers like 0,2-3", optarg);
+				goto fail;
+			}
+			opts.cpus = cpus;
+			break;
+		case 'p':
+			free(pids);
+			pids = NULL;
+			if (parse_numbers(optarg, false, 0, INT32_MAX, &pids, &opts.n_pids)) {
+				bad_value("--pids", "process ids like 1,4242", optarg);
+				goto fail;
+			}
+			opts.pids = pids;
+			break;
+		case 'j':
+			s.flags |= RINGTAP_FORMAT_JSON;
+			break;
+		case 'n':
+			errno = 0;
+			s.count = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || s.count == 0 || optarg[0] == '-') {
+				bad_value("--count", "a positive number", optarg);
+				goto fail;
+			}
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || !*optarg || !isfinite(duration) || duration <= 0 ||
+			    duration > 1e9) {
+				bad_value("--duration", "seconds", optarg);
+				goto fail;
+			}
+			break;
+		case OPT_NO_TIME:
+			s.flags |= RINGTAP_FORMAT_NO_TIME;
+			break;
+		case OPT_COMMON:
+			opts.common_fields = true;
+			break;
+		case 'h':
+			usage_stream(stdout);
+			free(events);
+			return 0;
+		default:
+			bad_option("stream", argv, c);
+			goto fail;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ringtap stream: unexpected argument '%s'\n", argv[optind]);
+		goto fail;
+	}
+	list = events ? split_events(events) : NULL;
+	if (!list) {
+		fprintf(stderr, "ringtap: out of memory\n");
+		goto fail;
+	}
+	if (!list[0]) {
+		fprintf(stderr, "ringtap stream: --events wants at least one event\n");
+		goto fail;
+	}
+	opts.events = list;
+	s.c = connect_or_say(&opts);
+	if (!s.c)
+		goto fail;
+	/* Until now Ctrl-C just ends the program: there is nothing to sum up. */
+	sfd = signal_fd();
+	if (sfd < 0) {
+		fprintf(stderr, "ringtap: signalfd: %s\n", strerror(-sfd));
+		ringtap_close(s.c);
+		goto fail;
+	}
+	if (duration > 0)
+		deadline = now_ns() + (uint64_t)(duration * 1e9);
+	while (!s.done) {
+		struct pollfd pfd[2] = {
+			{ .fd = ringtap_fd(s.c), .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
+		int timeout = -1;
+
+		drain(&s);
+		if (s.done)
+			break;
+		/* Whoever reads the lines as they come sees them before we wait. */
+		fflush(stdout);
+		if (deadline) {
+			uint64_t now = now_ns();
+
+			if (now >= deadline)
+				break;
+			timeout = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			fprintf(stderr, "ringtap: poll: %s\n", strerror(errno));
+			s.exit_code = 1;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+	}
+	ringtap_close(s.c);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ringtap: writing to standard output: %s\n", strerror(errno));
+		s.exit_code = 1;
+	}
+	fprintf(stderr, "ringtap: %" PRIu64 " records, %" PRIu64 " lost\n", s.records, s.lost);
+	free(s.line);
+	free(list);
+	free(events);
+	free(cpus);
+	free(pids);
+	close(sfd);
+	return s.exit_code;
+fail:
+	if (sfd >= 0)
+		close(sfd);
+	free(list);
+	free(events);
+	free(cpus);
+	free(pids);
+	return 1;
+}
+
+static void print_field(const Ringtap__Field *f)
+{
+	printf("  %-24s offset %3" PRIu32 "  size %4" PRIu32 "  %s%s%s\n", f->name, f->offset,
+	       f->size, f->has_is_signed ? (f->is_signed ? "signed" : "unsigned") : "",
+	       f->type && *f->type ? "  " : "", f->type ? f->type : "");
+}
+
+static void print_indented(const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		printf("  %.*s\n", (int)len, p);
+		p += len + (nl ? 1 : 0);
+	}
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
+	const Ringtap__Welcome *w;
+	const Ringtap__Layout *l;
+	struct ringtap_client *c;
+	const ProtobufCEnumValue *enc;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":s:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			opts.socket_path = optarg;
+			break;
+		case 'h':
+			usage_info(stdout);
+			return 0;
+		default:
+			bad_option("info", argv, opt);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ringtap info: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	c = connect_or_say(&opts);
+	if (!c)
+		return 1;
+	w = ringtap_welcome(c);
+	l = w->layout;
+	enc = protobuf_c_enum_descriptor_get_value(&ringtap__encoding__descriptor, w->encoding);
+	printf("host:           %s\n", w->hostname);
+	printf("kernel:         %s\n", w->kernel_release);
+	printf("boot id:        %s\n", w->boot_id);
+	printf("protocol:       version %" PRIu32 ", encoding %s\n", w->version,
+	       enc ? enc->name : "unknown");
+	printf("trace clock:    %s\n", w->trace_clock);
+	printf("CPUs:           %" PRIu32 "\n", w->cpus);
+	printf("sub-buffer:     %" PRIu32 " bytes\n", l->sub_buffer_size);
+	printf("long size:      %" PRIu32 " bytes\n", l->long_size);
+	printf("endianness:     %s\n", l->big_endian ? "big" : "little");
+	printf("page fields:\n");
+	for (size_t i = 0; i < l->n_page_fields; i++)
+		print_field(l->page_fields[i]);
+	printf("common fields:\n");
+	for (size_t i = 0; i < l->n_common_fields; i++)
+		print_field(l->common_fields[i]);
+	printf("header_page:\n");
+	print_indented(l->header_page);
+	ringtap_close(c);
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ringtap: writing to standard output: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	opterr = 0;
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
+		printf("ringtap %s\n", RINGTAP_VERSION);
+		return 0;
+	}
+	/* The command's options start after its name. */
+	if (!strcmp(cmd, "stream"))
+		return cmd_stream(argc - 1, argv + 1);
+	if (!strcmp(cmd, "info"))
+		return cmd_info(argc - 1, argv + 1);
+	fprintf(stderr, "ringtap: unknown command '%s' (see ringtap --help)\n", cmd);
+	return 1;
+}

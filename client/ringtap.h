@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * libringtap: the client side of the ringtap protocol (docs/PROTOCOL.md).
+ *
+ * Owns one connection to ringtapd: the handshake (Hello, then Welcome or
+ * Refusal), the schemas the daemon sends once per event, and turning the
+ * frames that follow into one event at a time. Batches are unrolled into
+ * their records, each given with its CPU and its event's schema. Messages
+ * are the protobuf-c structs of ringtap.pb-c.h, read in place.
+ *
+ * Nothing here blocks longer than the caller allows, installs signal
+ * handlers, or writes to stdout or stderr. A client is not thread-safe: use
+ * one per thread, or lock around it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ringtap.pb-c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RINGTAP_DEFAULT_SOCKET "/run/ringtap/ringtapd.sock"
+#define RINGTAP_PROTOCOL_VERSION 1
+
+struct ringtap_client;
+
+struct ringtap_client_opts {
+	const char *socket_path;	/* NULL: RINGTAP_DEFAULT_SOCKET */
+	const char *client_name;	/* NULL: "libringtap"; shown in the daemon's logs */
+	/*
+	 * NULL-terminated "system:event" globs. NULL or empty: the Hello has
+	 * no subscription, which ringtapd refuses (BAD_SUBSCRIPTION).
+	 */
+	const char *const *events;
+	const uint32_t *cpus;		/* only these CPUs' records; n_cpus 0: every CPU */
+	size_t n_cpus;
+	const int32_t *pids;		/* only these processes' records; n_pids 0: all */
+	size_t n_pids;
+	bool common_fields;		/* also send every record's common fields */
+	int timeout_ms;			/* for connect and handshake; 0: 5000 */
+};
+
+/* Why ringtap_connect() failed, for a message to the user. */
+struct ringtap_connect_error {
+	/*
+	 * A Ringtap__RefusalReason when the daemon refused, 0 otherwise. Tells
+	 * a refusal from a local failure with the same errno (UNKNOWN_EVENT and
+	 * a missing socket are both -ENOENT).
+	 */
+	int refusal;
+	char text[512];			/* one line, no newline; "" on success */
+};
+
+/*
+ * Connects, sends the Hello (protocol version 1 only, DECODED encoding) and
+ * waits for the answer. 0 and a client on Welcome. On failure, -errno and,
+ * when err is not NULL, err filled in:
+ *   -EPROTONOSUPPORT  refused: NO_COMMON_VERSION
+ *   -ENOPROTOOPT      refused: NO_ACCEPTABLE_ENCODING
+ *   -ENOENT           refused: UNKNOWN_EVENT (or the socket does not exist)
+ *   -EACCES           refused: NOT_AUTHORIZED (or no permission on the socket)
+ *   -EINVAL           refused: BAD_SUBSCRIPTION
+ *   -ECONNREFUSED     refused for another reason, or nobody listens
+ *   -ETIMEDOUT        no answer within timeout_ms
+ *   -ECONNRESET       the daemon closed the connection without an answer
+ *   -EBADMSG          the answer is not a valid frame
+ *   -EPROTO           the answer is a frame the handshake does not expect
+ *   -EMSGSIZE         the Hello would exceed the daemon's 64 KiB limit
+ *   -ENAMETOOLONG     socket_path does not fit a Unix socket address
+ * or what socket(), connect() or the daemon's Error frame said.
+ */
+int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
+		    struct ringtap_connect_error *err);
+
+/* Sends Bye, closes the connection and frees everything. NULL is fine. */
+void ringtap_close(struct ringtap_client *c);
+
+/* The daemon's Welcome: host, clock, CPUs and the kernel's ring buffer layout. */
+const Ringtap__Welcome *ringtap_welcome(const struct ringtap_client *c);
+
+/* The socket, for a poll loop; see ringtap_next() on how to drain it. */
+int ringtap_fd(const struct ringtap_client *c);
+
+enum ringtap_event_kind {
+	RINGTAP_RECORD,		/* record, schema, cpu */
+	RINGTAP_LOST,		/* lost, cpu */
+	RINGTAP_HEARTBEAT,	/* heartbeat */
+	RINGTAP_ERROR_FRAME,	/* error: the daemon gives up and closes the connection */
+	RINGTAP_END,		/* the daemon closed the connection between frames */
+};
+
+/* Pointers into the client's frames: valid until the next ringtap_next() or ringtap_close(). */
+struct ringtap_event {
+	enum ringtap_event_kind kind;
+	unsigned int cpu;
+	const Ringtap__Record *record;
+	const Ringtap__Schema *schema;	/* of record->event_id; fields match record->fields */
+	const Ringtap__Lost *lost;
+	const Ringtap__Heartbeat *heartbeat;
+	const Ringtap__Error *error;
+};
+
+/*
+ * Waits up to timeout_ms (negative: no limit, 0: only what is already
+ * there) for the next event. Returns 1 and the event, 0 on timeout, or
+ * -errno: -EINTR when a signal interrupted the wait (try again), and, for
+ * good, -EBADMSG (a frame that does not parse or is over 16 MiB, or the
+ * connection cut inside one), -EPROTO (a frame out of place: a Record
+ * before its Schema, values that do not match it, an unexpected message),
+ * -ECONNRESET and other socket errors. ringtap_error_text() says more.
+ * After RINGTAP_END or an error, every call returns the same again.
+ *
+ * Frames are buffered: after poll() says ringtap_fd() is readable, call
+ * this with timeout 0 until it returns 0 before polling again.
+ */
+int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms);
+
+/* What went wrong in ringtap_next(), as one line; "" when nothing did. */
+const char *ringtap_error_text(const struct ringtap_client *c);
+
+enum ringtap_format_flags {
+	RINGTAP_FORMAT_NO_TIME = 1 << 0,	/* leave out the timestamp */
+	RINGTAP_FORMAT_JSON = 1 << 1,		/* one JSON object instead of text */
+};
+
+/*
+ * Writes a RINGTAP_RECORD or RINGTAP_LOST event as one line without the
+ * newline, like snprintf(): returns the length of the whole line, of which
+ * at most size - 1 characters and a NUL went into buf. The text is that of
+ * ringtapd --stdout:
+ *   SEC.NSEC [CPU] SYSTEM:NAME pid=PID FIELD=VALUE ... [| COMMON=VALUE ...]
+ *   # cpu N: lost M events (kernel|queue|malformed)
+ * strings raw with bytes outside printable ASCII and '\' as \xNN, other
+ * arrays as {v,v,...} in the width the schema gives. JSON:
+ *   {"ts":T,"cpu":C,"event":"SYSTEM:NAME","pid":P,"fields":{...}[,"common":{...}]}
+ *   {"lost":M,"cpu":C,"source":"kernel"[,"exact":false]}
+ * c gives the common fields' names and the kernel's byte order for arrays;
+ * NULL means names like common0 and the host's byte order. -EINVAL for
+ * other kinds of events.
+ */
+int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_event *ev,
+			 char *buf, size_t size, unsigned int flags);
+
+#ifdef __cplusplus
+}
+#endif

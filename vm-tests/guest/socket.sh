@@ -1,0 +1,73 @@
+# Guest: ringtapd serves its Unix socket and `ringtap stream` clients get
+# exactly their own selection; a stopped (slow) client is told exactly what
+# it lost while a fast one gets everything; a client that vanishes does not
+# disturb the daemon.
+sock=/run/ringtap/ringtapd.sock
+
+wait_for() { # FILE PATTERN
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "no '$2' in $1: $(cat $1)"
+		sleep 0.1
+	done
+}
+emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
+count() { grep -c "$2" "$1"; }
+
+# Sizes: a burst of 2 x 2500 test events is about 300 KiB encoded, and under
+# TCG a client gets little CPU during one. A 1 MiB queue (plus the socket's
+# own ~220 KiB) holds a burst for a client that reads between bursts, but
+# not five for one that is stopped throughout.
+ringtapd -s $sock --max-queue-kb 1024 > /tmp/d.out 2> /tmp/d.err &
+daemon=$!
+wait_for /tmp/d.err "listening on $sock"
+[ "$(stat -c %a $sock)" = 660 ] || fail "socket mode $(stat -c %a $sock)"
+
+# A: every test event; B: test events and sched_switch of CPU 1 (two globs);
+# slow: stopped meanwhile; gone: killed before the burst.
+ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/a.out 2> /tmp/a.err &
+a=$!
+ringtap stream -s $sock -e 'ringtap_*:*,sched:sched_switch' --cpus 1 --no-time > /tmp/b.out 2> /tmp/b.err &
+b=$!
+ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/slow.out 2> /tmp/slow.err &
+slow=$!
+ringtap stream -s $sock -e ringtap_test:ringtap_test > /dev/null 2>&1 &
+gone=$!
+i=0
+while [ "$(grep -c 'subscribed' /tmp/d.err)" -lt 4 ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "clients did not subscribe: $(cat /tmp/d.err)"; sleep 0.1
+done
+pass "4 clients subscribed"
+kill -STOP $slow
+kill -KILL $gone
+
+start=$(emitted)
+for i in 1 2 3 4 5; do
+	echo 2500 > $RINGTAP_TEST/burst
+	sleep 1
+done
+n=$(( $(emitted) - start ))
+expect_eq "emitted" $n 25000
+kill -CONT $slow
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(cat /tmp/d.err)"
+for c in $a $b $slow; do wait_or_dump $c 20 || true; done
+cat /tmp/d.err
+
+expect_eq "A records" "$(count /tmp/a.out 'ringtap_test:ringtap_test')" $n
+expect_eq "A distinct (cpu, seq)" \
+	"$(sed -n 's/.* seq=\([0-9]*\) cpu=\([0-9]*\) .*/\2:\1/p' /tmp/a.out | sort -u | wc -l)" $n
+expect_eq "A lost lines" "$(grep -c '^#' /tmp/a.out)" 0
+grep -q "^\[001\] ringtap_test:ringtap_test pid=[0-9]* seq=7 cpu=1 tag=rtaptest msg=cpu1 seq 7 xxxxxxx$" /tmp/a.out ||
+	fail "A: payload of cpu1 seq 7"
+pass "A: payload of cpu1 seq 7"
+
+expect_eq "B records (CPU 1 only)" "$(count /tmp/b.out 'ringtap_test:ringtap_test')" $((n / 2))
+expect_eq "B records from CPU 0" "$(grep -c '^\[000\]' /tmp/b.out)" 0
+
+got=$(count /tmp/slow.out 'ringtap_test:ringtap_test')
+lost=$(sed -n 's/^# cpu [0-9]*: lost \([0-9]*\) events.*/\1/p' /tmp/slow.out | awk '{ s += $1 } END { print s + 0 }')
+echo "note: slow client: $got delivered, $lost reported lost"
+[ "$lost" -gt 0 ] || fail "the stopped client lost nothing"
+expect_eq "slow: delivered + lost" $((got + lost)) $n
