@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * garbage-clients: connects N times to ringtapd and misbehaves in six ways,
+ * checking each answer: random bytes, an oversized length, a frame cut off
+ * mid-way, an unknown version, an unknown event, a Hello and gone.
+ *
+ * usage: garbage-clients SOCKET N
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+static int dial(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		perror(path);
+		exit(1);
+	}
+	return fd;
+}
+
+static void send_hello(int fd, uint32_t lo, uint32_t hi, const char *event)
+{
+	Ringtap__Frame f = RINGTAP__FRAME__INIT;
+	Ringtap__Hello h = RINGTAP__HELLO__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	Ringtap__Encoding enc = RINGTAP__ENCODING__DECODED;
+	char *events[1] = { (char *)event };
+	uint8_t *buf;
+	size_t len;
+
+	h.min_version = lo;
+	h.max_version = hi;
+	h.n_encodings = 1;
+	h.encodings = &enc;
+	h.client_name = "garbage";
+	sub.n_events = 1;
+	sub.events = events;
+	h.subscription = &sub;
+	f.msg_case = RINGTAP__FRAME__MSG_HELLO;
+	f.hello = &h;
+	if (rt_wire_encode(&f, &buf, &len) || write(fd, buf, len) != (ssize_t)len)
+		exit(1);
+	free(buf);
+}
+
+/* The first frame the daemon sends back, then whether it closed: 0 if not within 5 s. */
+static Ringtap__Frame__MsgCase answer(int fd, bool *closed, Ringtap__RefusalReason *reason)
+{
+	struct rt_wire_reader r;
+	Ringtap__Frame__MsgCase got = RINGTAP__FRAME__MSG__NOT_SET;
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	*closed = false;
+	rt_wire_reader_init(&r, 0);
+	while (poll(&p, 1, 5000) == 1) {
+		uint8_t buf[4096];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t used;
+		Ringtap__Frame *f;
+
+		if (n <= 0) {
+			*closed = true;
+			break;
+		}
+		if (got != RINGTAP__FRAME__MSG__NOT_SET)
+			continue;
+		rt_wire_reader_feed(&r, buf, (size_t)n, &used);
+		if (rt_wire_reader_next(&r, &f) == 1) {
+			got = f->msg_case;
+			if (got == RINGTAP__FRAME__MSG_REFUSAL)
+				*reason = f->refusal->reason;
+			ringtap__frame__free_unpacked(f, NULL);
+		}
+	}
+	rt_wire_reader_release(&r);
+	return got;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int n, ok = 0, bad = 0;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s SOCKET N\n", argv[0]);
+		return 2;
+	}
+	n = (unsigned int)atoi(argv[2]);
+	srand(42);
+	for (unsigned int i = 0; i < n; i++) {
+		int fd = dial(argv[1]);
+		Ringtap__RefusalReason reason = 0;
+		Ringtap__Frame__MsgCase got = 0, want = 0;
+		bool closed, expect_answer = true;
+		uint8_t junk[200];
+
+		switch (i % 6) {
+		case 0: /* random bytes: whatever they say, the daemon must end it cleanly */
+			for (size_t k = 0; k < sizeof(junk); k++)
+				junk[k] = (uint8_t)rand();
+			if (write(fd, junk, 1 + rand() % sizeof(junk)) < 0)
+				return 1;
+			shutdown(fd, SHUT_WR);
+			expect_answer = false;
+			break;
+		case 1: { /* a length of 2^40: refused before anything is allocated */
+			static const uint8_t huge[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x20 };
+
+			if (write(fd, huge, sizeof(huge)) < 0)
+				return 1;
+			want = RINGTAP__FRAME__MSG_ERROR;
+			break;
+		}
+		case 2: /* a frame cut off mid-way */
+			junk[0] = 100;
+			if (write(fd, junk, 11) < 0)
+				return 1;
+			shutdown(fd, SHUT_WR);
+			expect_answer = false;
+			break;
+		case 3:
+			send_hello(fd, 5, 6, "ringtap_test:*");
+			want = RINGTAP__FRAME__MSG_REFUSAL;
+			break;
+		case 4:
+			send_hello(fd, 1, 1, "nosuch:event");
+			want = RINGTAP__FRAME__MSG_REFUSAL;
+			break;
+		case 5: /* a Hello, and gone before the answer */
+			send_hello(fd, 1, 1, "ringtap_test:*");
+			close(fd);
+			ok++;
+			continue;
+		}
+		got = answer(fd, &closed, &reason);
+		if (closed && (!expect_answer || got == want))
+			ok++;
+		else {
+			fprintf(stderr, "client %u (kind %u): answer %d closed %d\n", i, i % 6, got,
+				closed);
+			bad++;
+		}
+		if (i % 6 == 3 && reason != RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION)
+			bad++;
+		if (i % 6 == 4 && reason != RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT)
+			bad++;
+		close(fd);
+	}
+	printf("garbage-clients: %u behaved as expected, %u did not\n", ok, bad);
+	return bad ? 1 : 0;
+}
