@@ -37,6 +37,7 @@ struct ringtap_client {
 	Ringtap__Frame *cur;	/* the frame the last event points into */
 	size_t batch_next;	/* with a Batch in cur: the next record to give */
 	int error;		/* once set, every ringtap_next() returns it */
+	Ringtap__Encoding encoding;	/* the one asked for, the only one offered */
 	bool end;
 	char errtext[256];
 };
@@ -301,6 +302,38 @@ static int next_record(struct ringtap_client *c, struct ringtap_event *ev)
 	return 1;
 }
 
+/* Frames whose items are given one event each. */
+static bool holds_many(const Ringtap__Frame *f)
+{
+	return f->msg_case == RINGTAP__FRAME__MSG_BATCH || f->msg_case == RINGTAP__FRAME__MSG_FIXED ||
+	       f->msg_case == RINGTAP__FRAME__MSG_PAGES;
+}
+
+/* The next item of the frame in cur as an event; 0 when there is none left. */
+static int next_item(struct ringtap_client *c, struct ringtap_event *ev)
+{
+	const Ringtap__Frame *f = c->cur;
+
+	switch (f->msg_case) {
+	case RINGTAP__FRAME__MSG_FIXED:
+		if (c->batch_next >= f->fixed->n_records)
+			return 0;
+		ev->kind = RINGTAP_FIXED;
+		ev->cpu = f->fixed->cpu;
+		ev->fixed = f->fixed->records[c->batch_next++];
+		return 1;
+	case RINGTAP__FRAME__MSG_PAGES:
+		if (c->batch_next >= f->pages->n_pages)
+			return 0;
+		ev->kind = RINGTAP_PAGE;
+		ev->cpu = f->pages->cpu;
+		ev->page = &f->pages->pages[c->batch_next++];
+		return 1;
+	default:
+		return next_record(c, ev);
+	}
+}
+
 /*
  * Acts on one frame after the Welcome. Returns 1 with an event (f is then
  * cur, or freed), 0 when the frame gave none (it was kept or freed), or
@@ -315,6 +348,12 @@ static int take_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 		return add_schema(c, f);
 	case RINGTAP__FRAME__MSG_BATCH:
 		ret = check_cpu(c, f->batch->cpu, "a Batch");
+		break;
+	case RINGTAP__FRAME__MSG_FIXED:
+		ret = check_cpu(c, f->fixed->cpu, "a Fixed");
+		break;
+	case RINGTAP__FRAME__MSG_PAGES:
+		ret = check_cpu(c, f->pages->cpu, "a Pages");
 		break;
 	case RINGTAP__FRAME__MSG_LOST:
 		ret = check_cpu(c, f->lost->cpu, "a Lost");
@@ -339,8 +378,8 @@ static int take_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 		return ret;
 	}
 	c->cur = f;
-	if (f->msg_case == RINGTAP__FRAME__MSG_BATCH)
-		return next_record(c, ev);
+	if (holds_many(f))
+		return next_item(c, ev);
 	return 1;
 }
 
@@ -356,8 +395,8 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 		ev->kind = RINGTAP_END;
 		return 1;
 	}
-	if (c->cur && c->cur->msg_case == RINGTAP__FRAME__MSG_BATCH) {
-		ret = next_record(c, ev);
+	if (c->cur && holds_many(c->cur)) {
+		ret = next_item(c, ev);
 		if (ret)
 			return ret;
 	}
@@ -384,6 +423,18 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 const char *ringtap_error_text(const struct ringtap_client *c)
 {
 	return c->errtext;
+}
+
+const Ringtap__Schema *ringtap_find_schema(const struct ringtap_client *c, const char *system,
+					   const char *name)
+{
+	for (size_t i = 0; i < c->n_schemas; i++) {
+		const Ringtap__Schema *s = c->schemas[i].frame->schema;
+
+		if (!strcmp(s->system, system) && !strcmp(s->name, name))
+			return s;
+	}
+	return NULL;
 }
 
 int ringtap_fd(const struct ringtap_client *c)
@@ -490,7 +541,7 @@ static int open_socket(const char *path, int timeout_ms, struct ringtap_connect_
 static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts *o,
 		      int64_t deadline, struct ringtap_connect_error *err)
 {
-	static Ringtap__Encoding encodings[] = { RINGTAP__ENCODING__DECODED };
+	Ringtap__Encoding encodings[] = { c->encoding };
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Hello hello = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
@@ -511,6 +562,7 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 		sub.n_cpus = o->n_cpus;
 		sub.cpus = (uint32_t *)o->cpus;
 		sub.n_pids = o->n_pids;
+		sub.fixed_layout = (char *)o->fixed_layout;
 		sub.pids = (int32_t *)o->pids;
 		sub.has_common_fields = o->common_fields;
 		sub.common_fields = o->common_fields;
@@ -551,7 +603,7 @@ static int read_answer(struct ringtap_client *c, const char *path, int timeout_m
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_WELCOME:
 		if (f->welcome->version != RINGTAP_PROTOCOL_VERSION ||
-		    f->welcome->encoding != RINGTAP__ENCODING__DECODED) {
+		    f->welcome->encoding != c->encoding) {
 			ret = set_err(err, -EPROTO, "ringtapd chose version %" PRIu32
 				      " and encoding %s, which were not offered",
 				      f->welcome->version,
@@ -605,6 +657,7 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 		return set_err(err, -ENOMEM, "out of memory");
 	}
 	rt_wire_reader_init(&c->reader, RT_WIRE_MAX_FRAME_DEFAULT);
+	c->encoding = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
 	c->fd = open_socket(path, timeout_ms, err);
 	if (c->fd < 0) {
 		ret = c->fd;

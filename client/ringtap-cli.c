@@ -235,6 +235,8 @@ static void drain(struct stream *s)
 			}
 			break;
 		case RINGTAP_HEARTBEAT:
+		case RINGTAP_FIXED:	/* stream asks for DECODED: these never come */
+		case RINGTAP_PAGE:
 			break;
 		case RINGTAP_ERROR_FRAME:
 			fprintf(stderr, "ringtap: ringtapd gave up: %s (%s)\n", ev.error->text,

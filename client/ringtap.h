@@ -41,6 +41,15 @@ struct ringtap_client_opts {
 	const int32_t *pids;		/* only these processes' records; n_pids 0: all */
 	size_t n_pids;
 	bool common_fields;		/* also send every record's common fields */
+	/*
+	 * 0 or RINGTAP__ENCODING__DECODED: typed records (RINGTAP_RECORD).
+	 * RINGTAP__ENCODING__RAW: sub-buffers as the kernel wrote them
+	 * (RINGTAP_PAGE), with the format texts in the Schemas.
+	 * RINGTAP__ENCODING__FIXED: records rewritten into fixed_layout
+	 * (RINGTAP_FIXED; NULL: "padded-2012"), for tools with fixed offsets.
+	 */
+	Ringtap__Encoding encoding;
+	const char *fixed_layout;
 	int timeout_ms;			/* for connect and handshake; 0: 5000 */
 };
 
@@ -87,6 +96,8 @@ int ringtap_fd(const struct ringtap_client *c);
 
 enum ringtap_event_kind {
 	RINGTAP_RECORD,		/* record, schema, cpu */
+	RINGTAP_FIXED,		/* fixed, cpu: one record in the legacy layout */
+	RINGTAP_PAGE,		/* page, cpu: one sub-buffer as read */
 	RINGTAP_LOST,		/* lost, cpu */
 	RINGTAP_HEARTBEAT,	/* heartbeat */
 	RINGTAP_ERROR_FRAME,	/* error: the daemon gives up and closes the connection */
@@ -98,6 +109,8 @@ struct ringtap_event {
 	enum ringtap_event_kind kind;
 	unsigned int cpu;
 	const Ringtap__Record *record;
+	const Ringtap__FixedRecord *fixed;
+	const ProtobufCBinaryData *page;
 	const Ringtap__Schema *schema;	/* of record->event_id; fields match record->fields */
 	const Ringtap__Lost *lost;
 	const Ringtap__Heartbeat *heartbeat;
@@ -121,6 +134,10 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 
 /* What went wrong in ringtap_next(), as one line; "" when nothing did. */
 const char *ringtap_error_text(const struct ringtap_client *c);
+
+/* The Schema received for an event, by name; NULL before it came. */
+const Ringtap__Schema *ringtap_find_schema(const struct ringtap_client *c, const char *system,
+					   const char *name);
 
 enum ringtap_format_flags {
 	RINGTAP_FORMAT_NO_TIME = 1 << 0,	/* leave out the timestamp */

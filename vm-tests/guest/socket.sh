@@ -52,7 +52,7 @@ expect_eq "emitted" $n 25000
 kill -CONT $slow
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(cat /tmp/d.err)"
-for c in $a $b $slow; do wait_or_dump $c 20 || true; done
+for c in $a $b $slow; do wait_or_dump $c 60; done
 cat /tmp/d.err
 
 expect_eq "A records" "$(count /tmp/a.out 'ringtap_test:ringtap_test')" $n
