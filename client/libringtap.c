@@ -563,6 +563,7 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 		sub.cpus = (uint32_t *)o->cpus;
 		sub.n_pids = o->n_pids;
 		sub.fixed_layout = (char *)o->fixed_layout;
+		sub.filter = (char *)o->filter;
 		sub.pids = (int32_t *)o->pids;
 		sub.has_common_fields = o->common_fields;
 		sub.common_fields = o->common_fields;

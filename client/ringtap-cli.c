@@ -47,6 +47,8 @@ static void usage_stream(FILE *f)
 	      "                         (default " DEFAULT_EVENTS ")\n"
 	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
 	      "  -p, --pids=LIST        only these processes, e.g. 1,4242 (default: all)\n"
+	      "  -f, --filter=EXPR      only records for which EXPR holds, in the kernel's\n"
+	      "                         filter syntax, e.g. 'seq < 10 && cpu == 1'\n"
 	      "  -j, --json             one JSON object per line instead of text\n"
 	      "  -n, --count=N          stop after N records\n"
 	      "  -d, --duration=SEC     stop after SEC seconds (fractions allowed)\n"
@@ -274,6 +276,7 @@ static int cmd_stream(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "pids", required_argument, NULL, 'p' },
+		{ "filter", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -291,7 +294,7 @@ static int cmd_stream(int argc, char **argv)
 	double duration = 0;
 	int c, sfd = -1;
 
-	while ((c = getopt_long(argc, argv, ":s:e:c:p:jn:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:jn:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opts.socket_path = optarg;
@@ -308,6 +311,9 @@ static int cmd_stream(int argc, char **argv)
 				goto fail;
 			}
 			opts.cpus = cpus;
+			break;
+		case 'f':
+			opts.filter = optarg;
 			break;
 		case 'p':
 			free(pids);

@@ -50,6 +50,8 @@ struct ringtap_client_opts {
 	 */
 	Ringtap__Encoding encoding;
 	const char *fixed_layout;
+	/* Only records for which this holds, e.g. "seq < 10 && cpu == 1" (kernel filter syntax). */
+	const char *filter;
 	int timeout_ms;			/* for connect and handshake; 0: 5000 */
 };
 

@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "encode.h"
+#include "filter.h"
 #include "handshake.h"
 #include "layout.h"
 #include "legacy.h"
@@ -46,6 +47,7 @@ struct rt_conn {
 	bool common;
 	Ringtap__Encoding encoding;
 	const struct rt_legacy_layout *legacy;	/* with FIXED */
+	struct tep_event_filter *filter;	/* NULL: every record of the selection */
 	pid_t pid;
 	uid_t uid;
 	char name[64];
@@ -98,6 +100,8 @@ static void conn_free(struct rt_conn *c)
 	close(c->fd);
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->sub);
+	if (c->filter)
+		tep_filter_free(c->filter);
 	free(c);
 }
 
@@ -159,6 +163,61 @@ static void send_error(struct rt_conn *c, int err, const char *text)
 	conn_finish(c, &b);
 }
 
+/*
+ * The subscription's filter, in libtraceevent's syntax (the kernel's filter
+ * syntax: "seq < 10 && cpu == 1"), applied to every event it selects: each
+ * must have the fields the filter names.
+ */
+static int set_filter(struct rt_conn *c, const char *expr, const char **why)
+{
+	static char errbuf[256];
+	struct rt_server *srv = c->srv;
+	struct tep_event_filter *filter;
+
+	if (c->filter)
+		tep_filter_free(c->filter);
+	c->filter = NULL;
+	if (!expr || !*expr)
+		return 0;
+	filter = tep_filter_alloc(srv->layout->tep);
+	if (!filter)
+		return -ENOMEM;
+	for (size_t i = 0; i < srv->session->n_events; i++) {
+		const char *name = srv->session->events[i];
+		const char *colon = strchr(name, ':');
+		_cleanup_free_ char *one = NULL;
+		_cleanup_free_ char *sys = strndup(name, colon - name);
+		struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
+								    colon + 1) : NULL;
+		enum tep_errno err;
+
+		if (!ev || !rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id))
+			continue;
+		/* Proven well-formed first: tep's parser crashes on some malformed filters. */
+		if (rt_filter_check(expr, ev, errbuf, sizeof(errbuf))) {
+			*why = errbuf;
+			tep_filter_free(filter);
+			return -EINVAL;
+		}
+		if (asprintf(&one, "%s/%s:%s", sys, colon + 1, expr) < 0) {
+			tep_filter_free(filter);
+			return -ENOMEM;
+		}
+		err = tep_filter_add_filter_str(filter, one);
+		if (err) {
+			char msg[160];
+
+			tep_filter_strerror(filter, err, msg, sizeof(msg));
+			snprintf(errbuf, sizeof(errbuf), "filter '%s' on %s: %s", expr, name, msg);
+			*why = errbuf;
+			tep_filter_free(filter);
+			return -EINVAL;
+		}
+	}
+	c->filter = filter;
+	return 0;
+}
+
 /* Enables what the subscription names and selects, on this connection, what it matches. */
 static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const char **why)
 {
@@ -198,6 +257,9 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 				return ret;
 		}
 	}
+	ret = set_filter(c, sub->filter, why);
+	if (ret)
+		return ret;
 	ret = rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus);
 	if (ret) {
 		*why = "a CPU this machine does not have";
@@ -681,6 +743,17 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 		if (c->state != CONN_STREAMING || c->encoding == RINGTAP__ENCODING__RAW ||
 		    !rt_subscriber_wants(&c->sub, rec->cpu, rec->type, (int32_t)pid))
 			continue;
+		if (c->filter) {
+			struct tep_record r = {
+				.ts = rec->timestamp,
+				.size = (int)rec->size,
+				.cpu = (int)rec->cpu,
+				.data = (void *)rec->data,
+			};
+
+			if (tep_filter_match(c->filter, &r) != TEP_ERRNO__FILTER_MATCH)
+				continue;
+		}
 		if (!rt_subscriber_has_schema(&c->sub, rec->type) && push_schema(c, rec->event))
 			continue;
 		b = packed_for(srv, c, rec, &done);
