@@ -538,6 +538,50 @@ static int open_socket(const char *path, int timeout_ms, struct ringtap_connect_
 	return fd;
 }
 
+/* The subscription the options describe; false when they name no event. */
+static bool fill_subscription(const struct ringtap_client_opts *o, Ringtap__Subscription *sub)
+{
+	size_t n_events = 0;
+
+	while (o->events && o->events[n_events])
+		n_events++;
+	if (!n_events)
+		return false;
+	sub->n_events = n_events;
+	sub->events = (char **)o->events;
+	sub->n_cpus = o->n_cpus;
+	sub->cpus = (uint32_t *)o->cpus;
+	sub->n_pids = o->n_pids;
+	sub->pids = (int32_t *)o->pids;
+	sub->fixed_layout = (char *)o->fixed_layout;
+	sub->filter = (char *)o->filter;
+	sub->has_common_fields = o->common_fields;
+	sub->common_fields = o->common_fields;
+	return true;
+}
+
+int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *o)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Update update = RINGTAP__UPDATE__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	_cleanup_free_ uint8_t *bytes = NULL;
+	size_t len;
+	int ret;
+
+	if (c->error)
+		return c->error;
+	if (!fill_subscription(o, &sub))
+		return -EINVAL;
+	update.subscription = &sub;
+	frame.msg_case = RINGTAP__FRAME__MSG_UPDATE;
+	frame.update = &update;
+	ret = rt_wire_encode(&frame, &bytes, &len);
+	if (!ret && len > HELLO_MAX)
+		ret = -EMSGSIZE;
+	return ret ?: send_all(c->fd, bytes, len, deadline_after(DEFAULT_TIMEOUT_MS));
+}
+
 static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts *o,
 		      int64_t deadline, struct ringtap_connect_error *err)
 {
@@ -546,29 +590,16 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 	Ringtap__Hello hello = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
 	_cleanup_free_ uint8_t *bytes = NULL;
-	size_t len, n_events = 0;
+	size_t len;
 	int ret;
 
-	while (o->events && o->events[n_events])
-		n_events++;
 	hello.min_version = RINGTAP_PROTOCOL_VERSION;
 	hello.max_version = RINGTAP_PROTOCOL_VERSION;
 	hello.n_encodings = ARRAY_SIZE(encodings);
 	hello.encodings = encodings;
 	hello.client_name = (char *)(o->client_name ? o->client_name : "libringtap");
-	if (n_events) {
-		sub.n_events = n_events;
-		sub.events = (char **)o->events;
-		sub.n_cpus = o->n_cpus;
-		sub.cpus = (uint32_t *)o->cpus;
-		sub.n_pids = o->n_pids;
-		sub.fixed_layout = (char *)o->fixed_layout;
-		sub.filter = (char *)o->filter;
-		sub.pids = (int32_t *)o->pids;
-		sub.has_common_fields = o->common_fields;
-		sub.common_fields = o->common_fields;
+	if (fill_subscription(o, &sub))
 		hello.subscription = &sub;
-	}
 	frame.msg_case = RINGTAP__FRAME__MSG_HELLO;
 	frame.hello = &hello;
 	ret = rt_wire_encode(&frame, &bytes, &len);

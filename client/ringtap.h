@@ -90,6 +90,14 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 /* Sends Bye, closes the connection and frees everything. NULL is fine. */
 void ringtap_close(struct ringtap_client *c);
 
+/*
+ * Replaces the subscription mid-stream (events, CPUs, pids, filter of opts;
+ * the encoding stays). Records already queued for the old one still come.
+ * 0 or -errno; a subscription the daemon cannot serve ends the stream with
+ * an Error frame.
+ */
+int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *opts);
+
 /* The daemon's Welcome: host, clock, CPUs and the kernel's ring buffer layout. */
 const Ringtap__Welcome *ringtap_welcome(const struct ringtap_client *c);
 
