@@ -555,6 +555,9 @@ static bool fill_subscription(const struct ringtap_client_opts *o, Ringtap__Subs
 	sub->pids = (int32_t *)o->pids;
 	sub->fixed_layout = (char *)o->fixed_layout;
 	sub->filter = (char *)o->filter;
+	while (o->fields && o->fields[sub->n_fields])
+		sub->n_fields++;
+	sub->fields = (char **)o->fields;
 	sub->has_common_fields = o->common_fields;
 	sub->common_fields = o->common_fields;
 	return true;

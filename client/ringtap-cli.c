@@ -47,6 +47,7 @@ static void usage_stream(FILE *f)
 	      "                         (default " DEFAULT_EVENTS ")\n"
 	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
 	      "  -p, --pids=LIST        only these processes, e.g. 1,4242 (default: all)\n"
+	      "  -F, --fields=LIST      only these fields of each record, e.g. seq,cpu\n"
 	      "  -f, --filter=EXPR      only records for which EXPR holds, in the kernel's\n"
 	      "                         filter syntax, e.g. 'seq < 10 && cpu == 1'\n"
 	      "  -j, --json             one JSON object per line instead of text\n"
@@ -277,6 +278,7 @@ static int cmd_stream(int argc, char **argv)
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "pids", required_argument, NULL, 'p' },
 		{ "filter", required_argument, NULL, 'f' },
+		{ "fields", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -288,13 +290,13 @@ static int cmd_stream(int argc, char **argv)
 	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
 	struct stream s = { .exit_code = 0 };
 	char *events = strdup(DEFAULT_EVENTS), *end;
-	const char **list = NULL;
+	const char **list = NULL, **fields = NULL;
 	void *cpus = NULL, *pids = NULL;
 	uint64_t deadline = 0;
 	double duration = 0;
 	int c, sfd = -1;
 
-	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:jn:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:F:jn:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opts.socket_path = optarg;
@@ -314,6 +316,15 @@ static int cmd_stream(int argc, char **argv)
 			break;
 		case 'f':
 			opts.filter = optarg;
+			break;
+		case 'F':
+			free((void *)fields);
+			fields = split_events(optarg);
+			if (!fields) {
+				fprintf(stderr, "ringtap: out of memory\n");
+				goto fail;
+			}
+			opts.fields = fields;
 			break;
 		case 'p':
 			free(pids);
@@ -419,6 +430,7 @@ static int cmd_stream(int argc, char **argv)
 	fprintf(stderr, "ringtap: %" PRIu64 " records, %" PRIu64 " lost\n", s.records, s.lost);
 	free(s.line);
 	free(list);
+	free((void *)fields);
 	free(events);
 	free(cpus);
 	free(pids);
@@ -428,6 +440,7 @@ fail:
 	if (sfd >= 0)
 		close(sfd);
 	free(list);
+	free((void *)fields);
 	free(events);
 	free(cpus);
 	free(pids);

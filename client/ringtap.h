@@ -52,6 +52,8 @@ struct ringtap_client_opts {
 	const char *fixed_layout;
 	/* Only records for which this holds, e.g. "seq < 10 && cpu == 1" (kernel filter syntax). */
 	const char *filter;
+	/* Only these payload fields (NULL-terminated names); NULL: every field. DECODED only. */
+	const char *const *fields;
 	int timeout_ms;			/* for connect and handshake; 0: 5000 */
 };
 

@@ -124,8 +124,18 @@ static void field_value(const struct rt_record *rec, const struct tep_format_fie
 	v->raw.len = len;
 }
 
+bool rt_encode_selected(const char *const *only, const char *name)
+{
+	if (!only)
+		return true;
+	for (; *only; only++)
+		if (!strcmp(*only, name))
+			return true;
+	return false;
+}
+
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, bool common,
-		     struct rt_buf *out)
+		     const char *const *only, struct rt_buf *out)
 {
 	Ringtap__Record r = RINGTAP__RECORD__INIT;
 	const struct rt_field_desc *pid = rt_layout_common(l, "pid");
@@ -150,10 +160,14 @@ int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, boo
 	r.event_id = rec->type;
 	if (pid && !rt_record_read_common(rec, l, pid, &v))
 		r.pid = (int32_t)v;
-	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next, i++) {
+	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next) {
+		if (!rt_encode_selected(only, f->name))
+			continue;
 		field_value(rec, f, &vals[i], strs + (size_t)i * (rec->size + 1), rec->size + 1);
 		ptrs[i] = &vals[i];
+		i++;
 	}
+	nf = i;
 	r.n_fields = nf;
 	r.fields = ptrs;
 	if (common) {
@@ -235,7 +249,7 @@ int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, str
 }
 
 int rt_encode_schema_frame(const struct tep_event *ev, const unsigned int *offsets,
-			   const char *format, struct rt_buf *out)
+			   const char *format, const char *const *only, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Schema schema = RINGTAP__SCHEMA__INIT;
@@ -252,11 +266,15 @@ int rt_encode_schema_frame(const struct tep_event *ev, const unsigned int *offse
 		free(ptrs);
 		return -ENOMEM;
 	}
-	for (struct tep_format_field *f = ev->format.fields; f; f = f->next, i++) {
+	unsigned int k = 0;
+
+	for (struct tep_format_field *f = ev->format.fields; f; f = f->next, k++) {
+		if (!rt_encode_selected(only, f->name))
+			continue;
 		ringtap__field__init(&fields[i]);
 		fields[i].name = f->name;
 		fields[i].type = f->type;
-		fields[i].offset = offsets ? offsets[i] : (uint32_t)f->offset;
+		fields[i].offset = offsets ? offsets[k] : (uint32_t)f->offset;
 		fields[i].size = (uint32_t)f->size;
 		fields[i].has_is_signed = true;
 		fields[i].is_signed = f->flags & TEP_FIELD_IS_SIGNED;
@@ -265,7 +283,9 @@ int rt_encode_schema_frame(const struct tep_event *ev, const unsigned int *offse
 		fields[i].has_dynamic = true;
 		fields[i].dynamic = f->flags & TEP_FIELD_IS_DYNAMIC;
 		ptrs[i] = &fields[i];
+		i++;
 	}
+	n = i;
 	schema.event_id = (uint32_t)ev->id;
 	schema.system = ev->system;
 	schema.name = ev->name;

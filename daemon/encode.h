@@ -30,10 +30,13 @@ void rt_buf_free(struct rt_buf *b);
 /*
  * Appends the record as Batch.records wants it (field tag, length, packed
  * Record) to out. Values follow the event's format; common fields only
- * with common set.
+ * with common set; with only (NULL-terminated names), only those fields.
  */
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout, bool common,
-		     struct rt_buf *out);
+		     const char *const *only, struct rt_buf *out);
+
+/* Whether a field is in a projection (NULL: every field is). */
+bool rt_encode_selected(const char *const *only, const char *name);
 
 /* Appends a FixedRecord (tag, length, packed) holding legacy bytes. */
 int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
@@ -56,7 +59,7 @@ int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, str
  * layout places them; with format, the format text goes along.
  */
 int rt_encode_schema_frame(const struct tep_event *event, const unsigned int *offsets,
-			   const char *format, struct rt_buf *out);
+			   const char *format, const char *const *only, struct rt_buf *out);
 
 struct rt_loss {
 	uint64_t count;

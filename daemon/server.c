@@ -48,6 +48,7 @@ struct rt_conn {
 	Ringtap__Encoding encoding;
 	const struct rt_legacy_layout *legacy;	/* with FIXED */
 	struct tep_event_filter *filter;	/* NULL: every record of the selection */
+	char **only;			/* projection, NULL-terminated; NULL: every field */
 	pid_t pid;
 	uid_t uid;
 	char name[64];
@@ -78,6 +79,7 @@ struct rt_server {
 	struct rt_buf packed;		/* the current record, as sent */
 	struct rt_buf packed_common;	/* the same with common fields */
 	struct rt_buf packed_fixed;	/* the same in the legacy layout */
+	struct rt_buf packed_projected;	/* for one connection's projection */
 };
 
 static const Ringtap__Encoding offered[] = {
@@ -85,6 +87,14 @@ static const Ringtap__Encoding offered[] = {
 	RINGTAP__ENCODING__RAW,
 	RINGTAP__ENCODING__FIXED,
 };
+
+static void free_projection(struct rt_conn *c)
+{
+	for (char **f = c->only; f && *f; f++)
+		free(*f);
+	free(c->only);
+	c->only = NULL;
+}
 
 static void conn_free(struct rt_conn *c)
 {
@@ -102,6 +112,7 @@ static void conn_free(struct rt_conn *c)
 	rt_subscriber_release(&c->sub);
 	if (c->filter)
 		tep_filter_free(c->filter);
+	free_projection(c);
 	free(c);
 }
 
@@ -218,6 +229,40 @@ static int set_filter(struct rt_conn *c, const char *expr, const char **why)
 	return 0;
 }
 
+/* Projected fields must each exist in some selected event: a typo is an error, not silence. */
+static int set_projection(struct rt_conn *c, const Ringtap__Subscription *sub, const char **why)
+{
+	static char errbuf[160];
+	struct rt_server *srv = c->srv;
+
+	free_projection(c);
+	if (!sub->n_fields || c->encoding != RINGTAP__ENCODING__DECODED)
+		return 0;
+	c->only = calloc(sub->n_fields + 1, sizeof(*c->only));
+	if (!c->only)
+		return -ENOMEM;
+	for (size_t i = 0; i < sub->n_fields; i++) {
+		bool found = false;
+
+		c->only[i] = strdup(sub->fields[i]);
+		if (!c->only[i])
+			return -ENOMEM;
+		for (int e = 0; e < tep_get_events_count(srv->layout->tep) && !found; e++) {
+			struct tep_event *ev = tep_get_event(srv->layout->tep, e);
+
+			found = rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id) &&
+				tep_find_field(ev, sub->fields[i]);
+		}
+		if (!found) {
+			snprintf(errbuf, sizeof(errbuf), "no selected event has a field '%s'",
+				 sub->fields[i]);
+			*why = errbuf;
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Enables what the subscription names and selects, on this connection, what it matches. */
 static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const char **why)
 {
@@ -258,6 +303,9 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 		}
 	}
 	ret = set_filter(c, sub->filter, why);
+	if (ret)
+		return ret;
+	ret = set_projection(c, sub, why);
 	if (ret)
 		return ret;
 	ret = rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus);
@@ -672,6 +720,7 @@ void rt_server_free(struct rt_server *srv)
 	rt_buf_free(&srv->packed);
 	rt_buf_free(&srv->packed_common);
 	rt_buf_free(&srv->packed_fixed);
+	rt_buf_free(&srv->packed_projected);
 	free(srv);
 }
 
@@ -688,13 +737,13 @@ static int push_schema(struct rt_conn *c, const struct tep_event *ev)
 	case RINGTAP__ENCODING__FIXED:
 		ret = rt_legacy_offsets(c->legacy, ev, offsets, 128, &fixed);
 		ret = ret ?: rt_legacy_format(c->legacy, ev, &legacy_format);
-		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, &b);
+		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, NULL, &b);
 		break;
 	case RINGTAP__ENCODING__RAW:
-		ret = rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), &b);
+		ret = rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), NULL, &b);
 		break;
 	default:
-		ret = rt_encode_schema_frame(ev, NULL, NULL, &b);
+		ret = rt_encode_schema_frame(ev, NULL, NULL, (const char *const *)c->only, &b);
 		break;
 	}
 	ret = ret ?: rt_subscriber_push_schema(&c->sub, (unsigned int)ev->id, b.data, b.len);
@@ -710,6 +759,14 @@ static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
 	struct rt_buf *b = kind == 2 ? &srv->packed_fixed : kind ? &srv->packed_common : &srv->packed;
 	int ret;
 
+	/* A projection is this connection's own: packed for it alone. */
+	if (c->only) {
+		srv->packed_projected.len = 0;
+		if (rt_encode_record(rec, srv->layout, c->common, (const char *const *)c->only,
+				     &srv->packed_projected))
+			return NULL;
+		return &srv->packed_projected;
+	}
 	if (*done & (1u << kind))
 		return b;
 	b->len = 0;
@@ -719,7 +776,7 @@ static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
 
 		ret = n < 0 ? n : rt_encode_fixed_record(rec->timestamp, out, (size_t)n, b);
 	} else {
-		ret = rt_encode_record(rec, srv->layout, kind == 1, b);
+		ret = rt_encode_record(rec, srv->layout, kind == 1, NULL, b);
 	}
 	if (ret)
 		return NULL;

@@ -26,7 +26,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 
 	rt_record_read_common(rec, f->fx->layout, pidf, &pid);
 	f->packed.len = 0;
-	if (!rec->event || rt_encode_record(rec, f->fx->layout, false, &f->packed))
+	if (!rec->event || rt_encode_record(rec, f->fx->layout, false, NULL, &f->packed))
 		return 0;
 	for (unsigned int i = 0; i < f->n_subs; i++)
 		if (rt_subscriber_wants(f->subs[i], rec->cpu, rec->type, (int32_t)pid)) {
@@ -34,7 +34,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 			if (!rt_subscriber_has_schema(f->subs[i], rec->type)) {
 				struct rt_buf schema = { 0 };
 
-				CHECK_EQ(rt_encode_schema_frame(rec->event, NULL, NULL, &schema), 0);
+				CHECK_EQ(rt_encode_schema_frame(rec->event, NULL, NULL, NULL, &schema), 0);
 				CHECK_EQ(rt_subscriber_push_schema(f->subs[i], rec->type, schema.data,
 								   schema.len), 0);
 				rt_buf_free(&schema);
