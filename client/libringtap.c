@@ -38,6 +38,8 @@ struct ringtap_client {
 	size_t batch_next;	/* with a Batch in cur: the next record to give */
 	int error;		/* once set, every ringtap_next() returns it */
 	Ringtap__Encoding encoding;	/* the one asked for, the only one offered */
+	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
+	void *tap_ctx;
 	bool end;
 	char errtext[256];
 };
@@ -139,6 +141,15 @@ static int buffered_frame(struct ringtap_client *c, Ringtap__Frame **f)
 			c->rpos += used;
 			if (ret >= 0)
 				continue;
+		}
+		if (ret == 1 && c->tap) {
+			uint8_t *bytes;
+			size_t len;
+
+			if (!rt_wire_encode(*f, &bytes, &len)) {
+				c->tap(c->tap_ctx, bytes, len);
+				free(bytes);
+			}
 		}
 		if (ret >= 0)
 			return ret;
@@ -693,6 +704,8 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	}
 	rt_wire_reader_init(&c->reader, RT_WIRE_MAX_FRAME_DEFAULT);
 	c->encoding = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
+	c->tap = o->tap;
+	c->tap_ctx = o->tap_ctx;
 	c->fd = open_socket(path, timeout_ms, err);
 	if (c->fd < 0) {
 		ret = c->fd;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "record.h"
 #include "ringtap.h"
 #include "util.h"
 
@@ -29,7 +30,8 @@ static void usage(FILE *f)
 	      "Client of ringtapd, the ring buffer tracing daemon.\n\n"
 	      "Commands:\n"
 	      "  stream    print the records of the subscribed events as they come\n"
-	      "  info      print the host, clock and ring buffer layout the daemon reports\n\n"
+	      "  info      print the host, clock and ring buffer layout the daemon reports\n"
+	      "  record    write the daemon's raw stream (pages and formats) to a file\n\n"
 	      "  -h, --help       this text; COMMAND --help for a command's options\n"
 	      "  -V, --version    version\n",
 	      f);
@@ -553,6 +555,8 @@ int main(int argc, char **argv)
 		return cmd_stream(argc - 1, argv + 1);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc - 1, argv + 1);
 	fprintf(stderr, "ringtap: unknown command '%s' (see ringtap --help)\n", cmd);
 	return 1;
 }

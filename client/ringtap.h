@@ -54,6 +54,12 @@ struct ringtap_client_opts {
 	const char *filter;
 	/* Only these payload fields (NULL-terminated names); NULL: every field. DECODED only. */
 	const char *const *fields;
+	/*
+	 * Called with every frame received, Welcome first, in the delimited form
+	 * it came in: what a recording of the stream writes out.
+	 */
+	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
+	void *tap_ctx;
 	int timeout_ms;			/* for connect and handshake; 0: 5000 */
 };
 

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rt-guest-capture-check: reads a `ringtap record` capture the way any
+ * consumer would, with protobuf and libtraceevent only: the Welcome's
+ * header_page, each Schema's format text, then every page walked with
+ * kbuffer. Prints what it found:
+ *   "frames=F pages=P records=R test_records=T lost=L"
+ * usage: rt-guest-capture-check FILE
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
+
+#include "wire.h"
+
+int main(int argc, char **argv)
+{
+	struct rt_wire_reader r;
+	struct tep_handle *tep = tep_alloc();
+	struct kbuffer *kb = NULL;
+	unsigned long frames = 0, pages = 0, records = 0, test = 0, lost = 0;
+	uint8_t buf[65536];
+	FILE *f;
+	size_t n;
+	int test_id = -1, bad = 0;
+
+	if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
+		fprintf(stderr, "usage: %s FILE\n", argv[0]);
+		return 2;
+	}
+	rt_wire_reader_init(&r, 0);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		size_t off = 0;
+
+		while (off < n) {
+			Ringtap__Frame *fr;
+			size_t used = 0;
+			int ret = rt_wire_reader_feed(&r, buf + off, n - off, &used);
+
+			off += used;
+			if (ret < 0) {
+				fprintf(stderr, "capture-check: %s\n", rt_wire_strerror(ret));
+				return 1;
+			}
+			while (rt_wire_reader_next(&r, &fr) == 1) {
+				frames++;
+				if (frames == 1 && fr->msg_case != RINGTAP__FRAME__MSG_WELCOME)
+					bad = 1;
+				if (fr->msg_case == RINGTAP__FRAME__MSG_WELCOME) {
+					const Ringtap__Layout *l = fr->welcome->layout;
+
+					tep_set_long_size(tep, (int)l->long_size);
+					tep_set_page_size(tep, (int)l->sub_buffer_size);
+					tep_parse_header_page(tep, l->header_page,
+							      strlen(l->header_page),
+							      (int)l->long_size);
+					kb = tep_kbuffer(tep);
+				} else if (fr->msg_case == RINGTAP__FRAME__MSG_SCHEMA) {
+					const char *fmt = fr->schema->format;
+
+					if (!fmt)
+						bad = 1;
+					else
+						tep_parse_event(tep, fmt, strlen(fmt), fr->schema->system);
+					if (!strcmp(fr->schema->name, "ringtap_test"))
+						test_id = (int)fr->schema->event_id;
+				} else if (fr->msg_case == RINGTAP__FRAME__MSG_PAGES && kb) {
+					for (size_t i = 0; i < fr->pages->n_pages; i++) {
+						uint8_t *page = calloc(1, fr->pages->pages[i].len + 64);
+						unsigned long long ts;
+						void *rec;
+
+						memcpy(page, fr->pages->pages[i].data,
+						       fr->pages->pages[i].len);
+						pages++;
+						kbuffer_load_subbuffer(kb, page);
+						for (rec = kbuffer_read_event(kb, &ts); rec;
+						     rec = kbuffer_next_event(kb, &ts)) {
+							records++;
+							test += tep_data_type(tep, &(struct tep_record){
+								.data = rec,
+								.size = kbuffer_event_size(kb) }) == test_id;
+						}
+						free(page);
+					}
+				} else if (fr->msg_case == RINGTAP__FRAME__MSG_LOST) {
+					lost += fr->lost->count;
+				}
+				ringtap__frame__free_unpacked(fr, NULL);
+			}
+		}
+	}
+	fclose(f);
+	rt_wire_reader_release(&r);
+	printf("frames=%lu pages=%lu records=%lu test_records=%lu lost=%lu%s\n", frames, pages,
+	       records, test, lost, bad ? " MALFORMED" : "");
+	kbuffer_free(kb);
+	tep_free(tep);
+	return bad;
+}
