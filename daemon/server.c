@@ -771,10 +771,13 @@ static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
 		return b;
 	b->len = 0;
 	if (kind == 2) {
-		uint8_t out[4096 + RT_LEGACY_SLACK];
-		int n = rt_legacy_rewrite(c->legacy, rec, srv->layout, out, sizeof(out));
+		/* A record fits a sub-buffer; its legacy form adds at most a header and alignment. */
+		size_t size = srv->layout->sub_buffer_size + c->legacy->header_size + RT_LEGACY_SLACK;
+		uint8_t *out = malloc(size);
+		int n = out ? rt_legacy_rewrite(c->legacy, rec, srv->layout, out, size) : -ENOMEM;
 
 		ret = n < 0 ? n : rt_encode_fixed_record(rec->timestamp, out, (size_t)n, b);
+		free(out);
 	} else {
 		ret = rt_encode_record(rec, srv->layout, kind == 1, NULL, b);
 	}
@@ -811,11 +814,14 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 			if (tep_filter_match(c->filter, &r) != TEP_ERRNO__FILTER_MATCH)
 				continue;
 		}
-		if (!rt_subscriber_has_schema(&c->sub, rec->type) && push_schema(c, rec->event))
+		if (!rt_subscriber_has_schema(&c->sub, rec->type) && push_schema(c, rec->event)) {
+			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);
 			continue;
+		}
 		b = packed_for(srv, c, rec, &done);
 		if (!b || rt_subscriber_add(&c->sub, rec, b->data, b->len))
-			rt_log(LOG_WARNING, "client %s: cannot queue a record", c->name);
+			/* Counted and reported to it like any other drop. */
+			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);
 	}
 }
 

@@ -235,21 +235,27 @@ int rt_subscriber_flush_losses(struct rt_subscriber *s)
 	return ret;
 }
 
+void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts)
+{
+	struct rt_loss *l = &s->lost_queue[cpu < s->ncpus ? cpu : 0];
+
+	if (!l->count) {
+		l->first_ts = ts;
+		l->exact = true;
+	}
+	l->count += count;
+	l->last_ts = ts;
+	s->dropped += count;
+}
+
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
 			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
 {
 	int ret;
 
 	if (s->queued + len > s->max_queued) {
-		struct rt_loss *l = &s->lost_queue[cpu < s->ncpus ? cpu : 0];
-
-		if (!l->count) {
-			l->first_ts = first_ts;
-			l->exact = true;
-		}
-		l->count += records;
-		l->last_ts = last_ts;
-		s->dropped += records;
+		rt_subscriber_drop(s, cpu, records, first_ts);
+		s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
 		/* Kernel losses wait too: a report must not overtake what came before it. */
 		return 0;
 	}

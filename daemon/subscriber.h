@@ -75,6 +75,9 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
 			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
 
+/* Records this subscriber selected but that could not be queued (out of memory). */
+void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts);
+
 /* The kernel lost events on this CPU before the current page. */
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
 			       bool exact, uint64_t before_ts);

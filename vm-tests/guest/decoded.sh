@@ -4,12 +4,10 @@ mkdir -p /tmp/out
 sock=/run/ringtap/ringtapd.sock
 ringtapd -s $sock 2> /tmp/d.err &
 daemon=$!
-i=0
-while ! grep -q "listening on" /tmp/d.err; do i=$((i + 1)); [ $i -lt 100 ] || fail "no daemon"; sleep 0.1; done
+wait_lines /tmp/d.err "listening on"
 ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/out/decoded.txt 2> /tmp/c.err &
 client=$!
-i=0
-while ! grep -q "subscribed" /tmp/d.err; do i=$((i + 1)); [ $i -lt 100 ] || fail "no subscriber"; sleep 0.1; done
+wait_lines /tmp/d.err subscribed
 echo 500 > $RINGTAP_TEST/burst
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d.err)"

@@ -43,3 +43,15 @@ wait_or_dump() {
 	done
 	wait "$1"
 }
+
+# wait_lines FILE PATTERN [COUNT]: waits (10 s at most) until FILE has COUNT
+# (default 1) lines matching PATTERN, e.g. ringtapd's "listening on" or one
+# "subscribed" per client; fails with FILE's text otherwise.
+wait_lines() {
+	_i=0
+	while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "${3:-1}" ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || fail "waiting for ${3:-1} '$2' in $1: $(cat "$1")"
+		sleep 0.1
+	done
+}

@@ -5,16 +5,12 @@ variant=$(cat /variant)
 sock=/run/ringtap/ringtapd.sock
 ringtapd -s $sock 2> /tmp/d.err &
 daemon=$!
-i=0
-while ! grep -q "listening on" /tmp/d.err; do i=$((i + 1)); [ $i -lt 100 ] || fail "no daemon"; sleep 0.1; done
+wait_lines /tmp/d.err "listening on"
 rt-guest-legacy-reader fixed $sock > /tmp/fixed.txt 2>&1 &
 f=$!
 rt-guest-legacy-reader raw $sock > /tmp/raw.txt 2>&1 &
 r=$!
-i=0
-while [ "$(grep -c subscribed /tmp/d.err)" -lt 2 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "readers did not subscribe: $(cat /tmp/d.err)"; sleep 0.1
-done
+wait_lines /tmp/d.err subscribed 2
 echo 300 > $RINGTAP_TEST/burst
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d.err)"

@@ -4,17 +4,13 @@
 sock=/run/ringtap/ringtapd.sock
 ringtapd -s $sock 2> /tmp/d.err &
 daemon=$!
-i=0
-while ! grep -q "listening on" /tmp/d.err; do i=$((i + 1)); [ $i -lt 100 ] || fail "no daemon"; sleep 0.1; done
+wait_lines /tmp/d.err "listening on"
 mkdir -p /tmp/full && mount -t tmpfs -o size=64k tmpfs /tmp/full
 ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/capture 2> /tmp/r.err &
 r=$!
 ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/full/capture 2> /tmp/full.err &
 full=$!
-i=0
-while [ "$(grep -c subscribed /tmp/d.err)" -lt 2 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "recorders did not subscribe: $(cat /tmp/d.err)"; sleep 0.1
-done
+wait_lines /tmp/d.err subscribed 2
 echo 2000 > $RINGTAP_TEST/burst
 wait_or_dump $full 30 && fail "recording onto a full disk succeeded"
 grep -q "No space left on device" /tmp/full.err || fail "no clear error: $(cat /tmp/full.err)"

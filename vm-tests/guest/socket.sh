@@ -4,14 +4,6 @@
 # disturb the daemon.
 sock=/run/ringtap/ringtapd.sock
 
-wait_for() { # FILE PATTERN
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "no '$2' in $1: $(cat $1)"
-		sleep 0.1
-	done
-}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 count() { grep -c "$2" "$1"; }
 
@@ -21,7 +13,7 @@ count() { grep -c "$2" "$1"; }
 # not five for one that is stopped throughout.
 ringtapd -s $sock --max-queue-kb 1024 > /tmp/d.out 2> /tmp/d.err &
 daemon=$!
-wait_for /tmp/d.err "listening on $sock"
+wait_lines /tmp/d.err "listening on $sock"
 [ "$(stat -c %a $sock)" = 660 ] || fail "socket mode $(stat -c %a $sock)"
 
 # A: every test event; B: test events and sched_switch of CPU 1 (two globs);
@@ -34,10 +26,7 @@ ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/slow.out 2
 slow=$!
 ringtap stream -s $sock -e ringtap_test:ringtap_test > /dev/null 2>&1 &
 gone=$!
-i=0
-while [ "$(grep -c 'subscribed' /tmp/d.err)" -lt 4 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "clients did not subscribe: $(cat /tmp/d.err)"; sleep 0.1
-done
+wait_lines /tmp/d.err subscribed 4
 pass "4 clients subscribed"
 kill -STOP $slow
 kill -KILL $gone

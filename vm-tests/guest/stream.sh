@@ -3,14 +3,7 @@
 # and a slow drain, delivered + counted lost = emitted, exactly.
 
 # Each run writes its own stderr file: a stale one would say "tracing" early.
-wait_for_tracing() {
-	i=0
-	while ! grep -q '^ringtapd: tracing ' $1 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "ringtapd did not start: $(cat $1)"
-		sleep 0.1
-	done
-}
+wait_for_tracing() { wait_lines "$1" '^ringtapd: tracing '; }
 
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 
