@@ -11,6 +11,7 @@
 
 #define MAX_COMPARISONS 64
 #define MAX_DEPTH 16
+#define MAX_LENGTH 512
 
 struct parser {
 	const char *p;
@@ -29,7 +30,7 @@ static int error(struct parser *ps, const char *what)
 
 static void skip_space(struct parser *ps)
 {
-	while (*ps->p == ' ' || *ps->p == '\t')
+	while (*ps->p == ' ')
 		ps->p++;
 }
 
@@ -44,15 +45,16 @@ static bool take(struct parser *ps, const char *tok)
 	return true;
 }
 
-static bool has_field(const struct tep_event *ev, const char *name, size_t len)
+static const struct tep_format_field *find_field(const struct tep_event *ev, const char *name,
+						size_t len)
 {
 	for (struct tep_format_field *f = ev->format.fields; f; f = f->next)
 		if (strlen(f->name) == len && !strncmp(f->name, name, len))
-			return true;
+			return f;
 	for (struct tep_format_field *f = ev->format.common_fields; f; f = f->next)
 		if (strlen(f->name) == len && !strncmp(f->name, name, len))
-			return true;
-	return false;
+			return f;
+	return NULL;
 }
 
 static int parse_value(struct parser *ps)
@@ -60,8 +62,7 @@ static int parse_value(struct parser *ps)
 	skip_space(ps);
 	if (*ps->p == '"') {
 		for (ps->p++; *ps->p && *ps->p != '"'; ps->p++)
-			if (*ps->p == '\\' && ps->p[1])
-				ps->p++;
+			;
 		if (*ps->p != '"')
 			return error(ps, "unterminated string");
 		ps->p++;
@@ -85,8 +86,8 @@ static int parse_value(struct parser *ps)
 static int parse_comparison(struct parser *ps)
 {
 	static const char *const ops[] = { "==", "!=", "<=", ">=", "<", ">", "&" };
-	const char *name;
-	bool op = false;
+	const struct tep_format_field *field;
+	const char *name, *op = NULL;
 
 	skip_space(ps);
 	name = ps->p;
@@ -94,17 +95,29 @@ static int parse_comparison(struct parser *ps)
 		ps->p++;
 	if (ps->p == name || isdigit((unsigned char)*name))
 		return error(ps, "expected a field name");
-	if (!has_field(ps->event, name, (size_t)(ps->p - name))) {
+	field = find_field(ps->event, name, (size_t)(ps->p - name));
+	if (!field) {
 		snprintf(ps->err, ps->errlen, "%s:%s has no field '%.*s'", ps->event->system,
 			 ps->event->name, (int)(ps->p - name), name);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !op; i++)
-		op = take(ps, ops[i]);
+		if (take(ps, ops[i]))
+			op = ops[i];
 	if (!op)
 		return error(ps, "expected a comparison operator");
 	if (++ps->comparisons > MAX_COMPARISONS)
 		return error(ps, "too many comparisons");
+	skip_space(ps);
+	/* A string field compares for (in)equality with a string; others with a number. */
+	if (field->flags & TEP_FIELD_IS_STRING) {
+		if (strcmp(op, "==") && strcmp(op, "!="))
+			return error(ps, "a string field takes == or != only");
+		if (*ps->p != '"')
+			return error(ps, "a string field compares with a quoted string");
+	} else if (*ps->p == '"') {
+		return error(ps, "a number field compares with a number");
+	}
 	return parse_value(ps);
 }
 
@@ -152,6 +165,26 @@ int rt_filter_check(const char *expr, const struct tep_event *ev, char *err, siz
 
 	if (errlen)
 		err[0] = '\0';
+	if (strlen(expr) > MAX_LENGTH)
+		return error(&ps, "longer than 512 characters");
+	/*
+	 * tep 1.7.1's tokenizer crashes on bytes outside printable ASCII and
+	 * leaks on a tab inside a string (both found by fuzz-filter).
+	 */
+	for (const char *c = expr; *c; c++) {
+		if (*c < 0x20 || *c > 0x7e) {
+			ps.p = c;
+			return error(&ps, "only printable ASCII is accepted");
+		}
+		/*
+		 * tep splits "event,event:filter" on ',' and ':' even inside a
+		 * string, and crashes on some backslash escapes.
+		 */
+		if (*c == ',' || *c == ':' || *c == '\\') {
+			ps.p = c;
+			return error(&ps, "',', ':' and '\\' are not accepted");
+		}
+	}
 	ret = parse_or(&ps);
 	if (ret)
 		return ret;

@@ -15,10 +15,15 @@
  *   OP    := "==" | "!=" | "<" | "<=" | ">" | ">=" | "&"
  *   VALUE := integer (decimal or 0x hex) | "double-quoted string"
  *
- * "!" and negative numbers are left out: tep 1.7.1 leaks memory parsing them.
+ * "!" and negative numbers are left out: tep 1.7.1 leaks memory parsing them;
+ * only printable ASCII (no tab) is accepted: its tokenizer crashes on other
+ * bytes and leaks on a tab in a string; ',' and ':' are refused, as tep
+ * splits its "event,event:filter" argument on them even inside a string,
+ * and '\\', on which it crashes. At most 512 characters.
  *
  * FIELD is one of the event's fields or common fields (COMM and CPU, which
- * tep also knows, are not accepted). At most 64 comparisons, 16 levels deep.
+ * tep also knows, are not accepted). A string field takes == or != and a
+ * quoted string; any other field takes a number. At most 64 comparisons, 16 levels deep.
  * Pure.
  */
 #include <stddef.h>

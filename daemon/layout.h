@@ -76,6 +76,6 @@ const struct rt_field_desc *rt_layout_common(const struct rt_layout *layout, con
 /* The format text of an added event, or NULL. */
 const char *rt_layout_format(const struct rt_layout *layout, int id);
 
-/* Parses one "field: TYPE NAME; offset:N; size:N; signed:N;" line. */
+/* Parses one "field: TYPE NAME; offset:N; size:N; signed:N;" line, all of it. */
 int rt_parse_field_line(const char *line, const char *end, char *type, size_t type_size,
 			struct rt_field_desc *field);

@@ -35,6 +35,15 @@ int main(int argc, char **argv)
 		"seq < 1 seq > 2",
 		"COMM == \"sh\"",
 		"((((((((((((((((((seq < 1))))))))))))))))))",
+		"msg == \"cpu0 \xc2\xc2\"",	/* crashes tep 1.7.1 (found by fuzz-filter) */
+		"seq < 1\n",
+		"msg == \"a\tb\"",	/* tep leaks on it: found by fuzz-filter */
+		"msg == \"a,b\"",	/* tep mis-splits it: found by fuzz-filter */
+		"msg == \"a:b\"",
+		"msg == \"a\\\\b\"",	/* tep crashes on it: found by fuzz-filter */
+		"tag <= \"cp\"",	/* tep refuses: found by fuzz-filter */
+		"msg == 3",
+		"seq == \"3\"",
 		"!(seq == 3)",		/* tep 1.7.1 leaks on these two */
 		"common_pid > -1",
 	};
