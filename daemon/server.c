@@ -882,10 +882,6 @@ bool rt_server_drained(struct rt_server *srv)
 	return true;
 }
 
-unsigned int rt_server_clients(const struct rt_server *srv)
-{
-	return srv->n_conns;
-}
 
 unsigned int rt_server_subscribers(const struct rt_server *srv)
 {

@@ -40,8 +40,7 @@ void rt_server_page(struct rt_server *server, unsigned int cpu, const uint8_t *p
 		    unsigned int records, uint64_t first_ts);
 void rt_server_end_page(struct rt_server *server);
 
-/* Stops taking clients and sends what is queued; true when all is sent. */
+/* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
-unsigned int rt_server_clients(const struct rt_server *server);
 /* Clients past the handshake. */
 unsigned int rt_server_subscribers(const struct rt_server *server);
