@@ -56,6 +56,7 @@ struct ringtapd {
 	struct trace_seq line;
 	FILE *out;
 	bool stopping;		/* tracing is off; waiting for subscribers to take the rest */
+	bool abandoned;		/* past the deadline: the rest became Lost reports */
 	uint64_t stop_deadline;
 };
 
@@ -335,7 +336,9 @@ static uint64_t now_us(void)
 
 /*
  * Stopping: tracing off, everything the kernel holds read, then up to two
- * seconds for subscribers to take what is queued for them.
+ * seconds for subscribers to take what is queued for them; then what a slow
+ * one still has queued is dropped and reported to it, with one more second
+ * for that report.
  */
 static void begin_stop(struct ringtapd *d)
 {
@@ -355,8 +358,16 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	int n;
 
 	if (d->stopping) {
-		if (!d->server || rt_server_drained(d->server) || now_us() > d->stop_deadline)
+		if (!d->server || rt_server_drained(d->server))
 			return sd_event_exit(d->loop, 0);
+		if (now_us() > d->stop_deadline) {
+			if (d->abandoned)
+				return sd_event_exit(d->loop, 0);
+			/* Too slow for the grace: what it did not take is reported lost. */
+			rt_server_abandon(d->server);
+			d->abandoned = true;
+			d->stop_deadline = now_us() + 1000000;
+		}
 		next_us = 10000;
 	} else if (d->server && rt_server_subscribers(d->server) < d->wait_subscribers) {
 		next_us = 10000;

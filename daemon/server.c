@@ -874,6 +874,19 @@ void rt_server_end_page(struct rt_server *srv)
 	}
 }
 
+void rt_server_abandon(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (!c->sub.head)
+			continue;
+		rt_subscriber_abandon(&c->sub);
+		rt_log(LOG_WARNING, "client %s (pid %d): too slow to take its queue before the stop; "
+		       "%llu records dropped in all and reported to it", c->name, (int)c->pid,
+		       (unsigned long long)c->sub.dropped);
+		conn_want_write(c, true);
+	}
+}
+
 bool rt_server_drained(struct rt_server *srv)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next)

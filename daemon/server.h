@@ -42,5 +42,7 @@ void rt_server_end_page(struct rt_server *server);
 
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
+/* Turns what slow clients still have queued into Lost reports (at a stop). */
+void rt_server_abandon(struct rt_server *server);
 /* Clients past the handshake. */
 unsigned int rt_server_subscribers(const struct rt_server *server);

@@ -10,6 +10,8 @@
 struct rt_qframe {
 	struct rt_qframe *next;
 	size_t len;
+	unsigned int cpu, records;	/* records: 0 for control frames */
+	uint64_t first_ts, last_ts;
 	uint8_t data[];
 };
 
@@ -143,6 +145,8 @@ int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len
 		return -ENOMEM;
 	f->next = NULL;
 	f->len = len;
+	f->cpu = 0;
+	f->records = 0;
 	memcpy(f->data, frame, len);
 	if (s->tail)
 		s->tail->next = f;
@@ -262,9 +266,35 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uin
 	ret = rt_subscriber_flush_losses(s);
 	if (!ret)
 		ret = rt_subscriber_push(s, frame, len);
-	if (!ret)
+	if (!ret) {
+		s->tail->cpu = cpu;
+		s->tail->records = records;
+		s->tail->first_ts = first_ts;
+		s->tail->last_ts = last_ts;
 		s->delivered += records;
+	}
 	return ret;
+}
+
+int rt_subscriber_abandon(struct rt_subscriber *s)
+{
+	struct rt_qframe **p = s->head_off ? &s->head->next : &s->head, *f;
+
+	/* The frame being written must finish, or the stream would be cut mid-frame. */
+	while ((f = *p)) {
+		*p = f->next;
+		if (f->records) {
+			rt_subscriber_drop(s, f->cpu, f->records, f->first_ts);
+			s->lost_queue[f->cpu < s->ncpus ? f->cpu : 0].last_ts = f->last_ts;
+			s->delivered -= f->records;
+		}
+		s->queued -= f->len;
+		free(f);
+	}
+	s->tail = NULL;
+	for (f = s->head; f; f = f->next)
+		s->tail = f;
+	return rt_subscriber_flush_losses(s);
 }
 
 int rt_subscriber_end_page(struct rt_subscriber *s)

@@ -43,7 +43,7 @@ struct rt_subscriber {
 
 	struct rt_loss *lost_kernel;	/* per CPU, not yet reported */
 	struct rt_loss *lost_queue;
-	uint64_t delivered, dropped, kernel_lost;
+	uint64_t delivered, dropped, kernel_lost;	/* delivered: queued to be sent */
 };
 
 int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_queued);
@@ -84,6 +84,13 @@ void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64
 
 /* Ends the page: pending losses as Lost frames, then the Batch or its drop. */
 int rt_subscriber_end_page(struct rt_subscriber *s);
+
+/*
+ * At a stop that cannot wait for a slow subscriber: every queued batch but
+ * the one being written is dropped and reported in Lost frames, which take
+ * its place. Control frames still queued go too.
+ */
+int rt_subscriber_abandon(struct rt_subscriber *s);
 
 /* Reports losses still pending (when the queue drained, or at the end). */
 int rt_subscriber_flush_losses(struct rt_subscriber *s);

@@ -256,10 +256,58 @@ static void test_kernel_losses(const char *root)
 	fixture_close(&fx);
 }
 
+/* A stop that cannot wait: what is still queued becomes Lost, whole frames only. */
+static void test_abandon(const char *root)
+{
+	struct fixture fx;
+	struct rt_subscriber sub;
+	struct feed f = { 0 };
+	struct seen s;
+	const uint8_t *data;
+	size_t len;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	f.fx = &fx;
+	CHECK_EQ(rt_subscriber_init(&sub, 2, 1 << 20), 0);
+	select_named(&fx, &sub, "ringtap_test", "ringtap_test");
+	f.subs[0] = &sub;
+	f.n_subs = 1;
+	feed_fixture(&f);
+	/* Part of the first frame is already on the socket. */
+	CHECK(rt_subscriber_peek(&sub, &data, &len));
+	rt_subscriber_consume(&sub, 3);
+	CHECK_EQ(rt_subscriber_abandon(&sub), 0);
+	/* What a client gets: the rest of that frame, then the reports. */
+	{
+		struct rt_buf all = { 0 };
+
+		rt_buf_put(&all, data, 3);	/* the bytes already sent */
+		while (rt_subscriber_peek(&sub, &data, &len)) {
+			rt_buf_put(&all, data, len);
+			rt_subscriber_consume(&sub, len);
+		}
+		/* Read it all back as a client would. */
+		rt_subscriber_release(&sub);
+		CHECK_EQ(rt_subscriber_init(&sub, 2, 1 << 20), 0);
+		rt_subscriber_push(&sub, all.data, all.len);
+		drain(&sub, &s);
+		rt_buf_free(&all);
+	}
+	CHECK(s.lost_queue > 0);
+	CHECK_EQ(s.records + s.lost_queue, f.selected[0]);
+	rt_subscriber_release(&sub);
+	rt_buf_free(&f.packed);
+	fixture_close(&fx);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
+	test_abandon(argv[1]);
 	test_selection_and_backpressure(argv[1]);
 	test_kernel_losses(argv[1]);
 	return check_exit("test-subscriber");
