@@ -49,7 +49,8 @@ wait_or_dump() {
 # "subscribed" per client; fails with FILE's text otherwise.
 wait_lines() {
 	_i=0
-	while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "${3:-1}" ]; do
+	# grep -c prints nothing for a file not there yet: that counts as 0.
+	while _n=$(grep -c "$2" "$1" 2>/dev/null); [ "${_n:-0}" -lt "${3:-1}" ]; do
 		_i=$((_i + 1))
 		[ $_i -lt 100 ] || fail "waiting for ${3:-1} '$2' in $1: $(cat "$1")"
 		sleep 0.1
