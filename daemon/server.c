@@ -54,6 +54,7 @@ struct rt_conn {
 	char name[64];
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
 	bool sent_since_heartbeat;
+	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
 };
 
 struct rt_server {
@@ -174,6 +175,16 @@ static void send_error(struct rt_conn *c, int err, const char *text)
 	conn_finish(c, &b);
 }
 
+/* The i-th event the session enabled, as the layout knows it; NULL if it does not. */
+static struct tep_event *enabled_event(struct rt_server *srv, size_t i)
+{
+	const char *name = srv->session->events[i];
+	const char *colon = strchr(name, ':');
+	_cleanup_free_ char *sys = strndup(name, colon - name);
+
+	return sys ? tep_find_event_by_name(srv->layout->tep, sys, colon + 1) : NULL;
+}
+
 /*
  * The subscription's filter, in libtraceevent's syntax (the kernel's filter
  * syntax: "seq < 10 && cpu == 1"), applied to every event it selects: each
@@ -195,11 +206,8 @@ static int set_filter(struct rt_conn *c, const char *expr, const char **why)
 		return -ENOMEM;
 	for (size_t i = 0; i < srv->session->n_events; i++) {
 		const char *name = srv->session->events[i];
-		const char *colon = strchr(name, ':');
+		struct tep_event *ev = enabled_event(srv, i);
 		_cleanup_free_ char *one = NULL;
-		_cleanup_free_ char *sys = strndup(name, colon - name);
-		struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
-								    colon + 1) : NULL;
 		enum tep_errno err;
 
 		if (!ev || !rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id))
@@ -210,7 +218,7 @@ static int set_filter(struct rt_conn *c, const char *expr, const char **why)
 			tep_filter_free(filter);
 			return -EINVAL;
 		}
-		if (asprintf(&one, "%s/%s:%s", sys, colon + 1, expr) < 0) {
+		if (asprintf(&one, "%s/%s:%s", ev->system, ev->name, expr) < 0) {
 			tep_filter_free(filter);
 			return -ENOMEM;
 		}
@@ -291,9 +299,7 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 			match = !fnmatch(sub->events[g], name, 0) ||
 				(!strchr(sub->events[g], ':') && !fnmatch(sub->events[g], colon + 1, 0));
 		if (match) {
-			_cleanup_free_ char *sys = strndup(name, colon - name);
-			struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
-									    colon + 1) : NULL;
+			struct tep_event *ev = enabled_event(srv, i);
 
 			if (!ev)
 				return -ENOENT;
@@ -395,20 +401,13 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 			return;
 		}
 		if (f->msg_case == RINGTAP__FRAME__MSG_UPDATE && f->update->subscription) {
-			struct rt_subscriber old = c->sub;
-
-			/* Keep the queue and losses; replace only the selection. */
-			c->sub.events = NULL;
-			c->sub.events_bits = 0;
-			c->sub.schema_sent = NULL;
-			if (subscribe(c, f->update->subscription, &why) < 0) {
+			/*
+			 * Keep the queue, the losses and which Schemas were sent (a
+			 * client must not get one twice); replace the selection.
+			 */
+			rt_subscriber_clear_selection(&c->sub);
+			if (subscribe(c, f->update->subscription, &why) < 0)
 				send_error(c, EINVAL, "the updated subscription cannot be served");
-				free(old.events);
-				free(old.schema_sent);
-				return;
-			}
-			free(old.events);
-			free(old.schema_sent);
 			return;
 		}
 		send_error(c, EPROTO, "unexpected message");
@@ -834,13 +833,12 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 		if (c->state != CONN_STREAMING || c->encoding != RINGTAP__ENCODING__RAW ||
 		    (c->sub.cpus && (cpu >= c->sub.ncpus || !c->sub.cpus[cpu])))
 			continue;
-		/* The page holds every enabled event: its client needs every format. */
-		for (size_t i = 0; i < srv->session->n_events; i++) {
-			const char *name = srv->session->events[i];
-			const char *colon = strchr(name, ':');
-			_cleanup_free_ char *sys = strndup(name, colon - name);
-			struct tep_event *ev = sys ? tep_find_event_by_name(srv->layout->tep, sys,
-									    colon + 1) : NULL;
+		/*
+		 * The page holds every enabled event: its client needs every
+		 * format, once, including those enabled since its last page.
+		 */
+		for (; c->raw_schemas < srv->session->n_events; c->raw_schemas++) {
+			struct tep_event *ev = enabled_event(srv, c->raw_schemas);
 
 			if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id))
 				push_schema(c, ev);

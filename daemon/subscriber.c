@@ -85,6 +85,12 @@ int rt_subscriber_select_event(struct rt_subscriber *s, unsigned int id)
 	return 0;
 }
 
+void rt_subscriber_clear_selection(struct rt_subscriber *s)
+{
+	if (s->events)
+		memset(s->events, 0, s->events_bits / 8);
+}
+
 int rt_subscriber_select_cpus(struct rt_subscriber *s, const uint32_t *cpus, size_t n)
 {
 	free(s->cpus);

@@ -50,6 +50,8 @@ int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_q
 void rt_subscriber_release(struct rt_subscriber *s);
 
 int rt_subscriber_select_event(struct rt_subscriber *s, unsigned int id);
+/* Deselects every event (for an Update), remembering which Schemas were sent. */
+void rt_subscriber_clear_selection(struct rt_subscriber *s);
 int rt_subscriber_select_cpus(struct rt_subscriber *s, const uint32_t *cpus, size_t n);
 int rt_subscriber_select_pids(struct rt_subscriber *s, const int32_t *pids, size_t n);
 bool rt_subscriber_wants_event(const struct rt_subscriber *s, unsigned int id);

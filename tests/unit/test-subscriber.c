@@ -303,10 +303,29 @@ static void test_abandon(const char *root)
 	fixture_close(&fx);
 }
 
+/* An Update replaces the selection but not the memory of Schemas sent. */
+static void test_clear_selection(void)
+{
+	struct rt_subscriber s;
+	static const uint8_t frame[] = { 1, 0 };
+
+	CHECK_EQ(rt_subscriber_init(&s, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_select_event(&s, 169), 0);
+	CHECK_EQ(rt_subscriber_push_schema(&s, 169, frame, sizeof(frame)), 0);
+	rt_subscriber_clear_selection(&s);
+	CHECK(!rt_subscriber_wants_event(&s, 169));
+	CHECK(rt_subscriber_has_schema(&s, 169));
+	CHECK_EQ(rt_subscriber_select_event(&s, 300), 0);
+	CHECK(rt_subscriber_wants_event(&s, 300));
+	CHECK(rt_subscriber_has_schema(&s, 169));
+	rt_subscriber_release(&s);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
+	test_clear_selection();
 	test_abandon(argv[1]);
 	test_selection_and_backpressure(argv[1]);
 	test_kernel_losses(argv[1]);
