@@ -4,6 +4,7 @@
  * event loop that drains every CPU on a timer -> decoder -> output.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <trace-seq.h>
 
+#include "config.h"
 #include "cpu_reader.h"
 #include "decode.h"
 #include "layout.h"
@@ -34,6 +37,11 @@ struct cpu_account {
 };
 
 struct ringtapd {
+	const char *config_path;
+	bool config_path_given;
+	bool print_config;
+	struct rt_config cli;		/* what the command line set: it beats the file */
+	struct rt_config cfg;		/* in force: defaults, then the file, then cli */
 	struct rt_session_opts opts;
 	struct rt_server_opts server_opts;
 	char **event_globs;
@@ -58,6 +66,8 @@ struct ringtapd {
 	bool stopping;		/* tracing is off; waiting for subscribers to take the rest */
 	bool abandoned;		/* past the deadline: the rest became Lost reports */
 	uint64_t stop_deadline;
+	unsigned int status_sec;
+	uint64_t status_records, status_at;	/* at the last STATUS= */
 };
 
 static void usage(FILE *f)
@@ -67,11 +77,16 @@ static void usage(FILE *f)
 	      "layout from tracefs and decodes the events.\n\n"
 	      "Serves subscribers on a Unix socket (systemd socket activation or its own),\n"
 	      "or prints decoded records with --stdout.\n\n"
+	      "  -c, --config=FILE       settings file (default " RT_CONFIG_DEFAULT_PATH ");\n"
+	      "                          options given here override it\n"
+	      "      --print-config      print the settings in force, as a config file, and exit\n"
 	      "  -s, --socket=PATH       socket to bind without systemd\n"
 	      "                          (default /run/ringtap/ringtapd.sock)\n"
 	      "  -g, --group=NAME        members may subscribe (default ringtap; root always)\n"
 	      "      --max-queue-kb=KB   per-subscriber queue before records drop (default 4096)\n"
 	      "      --max-clients=N     subscribers at once (default 64)\n"
+	      "      --max-events=N      events one subscription may select (default 1024)\n"
+	      "      --status-sec=SEC    period of the STATUS= line systemd shows (default 5, 0: off)\n"
 	      "      --wait-subscribers=N  read nothing until N clients subscribed (tests,\n"
 	      "                          replays of a captured tree)\n"
 	      "  -e, --events=LIST       comma-separated system:event globs to enable from the\n"
@@ -121,74 +136,64 @@ enum {
 	OPT_COMMON,
 	OPT_NO_TIME,
 	OPT_ONCE,
-	OPT_DRAIN_MS,
-	OPT_MAX_PAGES,
-	OPT_MAX_QUEUE,
-	OPT_MAX_CLIENTS,
 	OPT_WAIT_SUBSCRIBERS,
+	OPT_PRINT_CONFIG,
+	OPT_CONFIG_KEY,		/* any long option named after a config key */
 };
 
 static int parse_args(struct ringtapd *d, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "print-config", no_argument, NULL, OPT_PRINT_CONFIG },
 		{ "events", required_argument, NULL, 'e' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "group", required_argument, NULL, 'g' },
-		{ "max-queue-kb", required_argument, NULL, OPT_MAX_QUEUE },
-		{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
-		{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "clock", required_argument, NULL, 'C' },
+		{ "max-queue-kb", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-clients", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-events", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "drain-ms", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-pages", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "status-sec", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 		{ "tracing-dir", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "stdout", no_argument, NULL, OPT_STDOUT },
 		{ "common", no_argument, NULL, OPT_COMMON },
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
 		{ "once", no_argument, NULL, OPT_ONCE },
-		{ "drain-ms", required_argument, NULL, OPT_DRAIN_MS },
-		{ "max-pages", required_argument, NULL, OPT_MAX_PAGES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	const char *events = NULL;
-	int c;
+	static const struct { char opt; enum rt_config_key key; } short_keys[] = {
+		{ 'e', RT_CONF_EVENTS }, { 's', RT_CONF_SOCKET }, { 'g', RT_CONF_GROUP },
+		{ 'i', RT_CONF_INSTANCE }, { 'b', RT_CONF_BUFFER_KB }, { 'C', RT_CONF_CLOCK },
+	};
+	const char *why;
+	int c, idx;
 
-	d->server_opts.socket_path = "/run/ringtap/ringtapd.sock";
-	d->server_opts.group = "ringtap";
-	d->server_opts.max_queue = 4096 << 10;
-	d->server_opts.max_clients = 64;
-	d->drain_ms = 50;
-	d->max_pages_per_pass = 256;
-	while ((c = getopt_long(argc, argv, "e:s:g:i:b:C:t:d:hV", longopts, NULL)) != -1) {
+	d->config_path = RT_CONFIG_DEFAULT_PATH;
+	rt_config_defaults(&d->cli);
+	while ((c = getopt_long(argc, argv, "c:e:s:g:i:b:C:t:d:hV", longopts, &idx)) != -1) {
+		int key = -1;
+
 		switch (c) {
-		case 'e':
-			events = optarg;
+		case 'c':
+			d->config_path = optarg;
+			d->config_path_given = true;
 			break;
-		case 's':
-			d->server_opts.socket_path = optarg;
+		case OPT_PRINT_CONFIG:
+			d->print_config = true;
 			break;
-		case 'g':
-			d->server_opts.group = optarg;
-			break;
-		case OPT_MAX_QUEUE:
-			d->server_opts.max_queue = strtoul(optarg, NULL, 10) << 10;
+		case OPT_CONFIG_KEY:
+			key = rt_config_key_by_name(longopts[idx].name, strlen(longopts[idx].name));
 			break;
 		case OPT_WAIT_SUBSCRIBERS:
 			d->wait_subscribers = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case OPT_MAX_CLIENTS:
-			d->server_opts.max_clients = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case 'i':
-			d->opts.instance_name = optarg;
-			break;
-		case 'b':
-			d->opts.buffer_kb = strtoul(optarg, NULL, 10);
-			break;
-		case 'C':
-			d->opts.clock = optarg;
 			break;
 		case 't':
 			d->opts.tracing_dir = optarg;
@@ -208,12 +213,6 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		case OPT_ONCE:
 			d->once = true;
 			break;
-		case OPT_DRAIN_MS:
-			d->drain_ms = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
-		case OPT_MAX_PAGES:
-			d->max_pages_per_pass = (unsigned int)strtoul(optarg, NULL, 10);
-			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -221,7 +220,17 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 			printf("ringtapd %s\n", RINGTAP_VERSION);
 			exit(0);
 		default:
-			usage(stderr);
+			for (size_t i = 0; i < sizeof(short_keys) / sizeof(short_keys[0]); i++)
+				if (short_keys[i].opt == c)
+					key = (int)short_keys[i].key;
+			if (key < 0) {
+				usage(stderr);
+				return -EINVAL;
+			}
+		}
+		if (key >= 0 && rt_config_set(&d->cli, (enum rt_config_key)key, optarg, &why)) {
+			fprintf(stderr, "ringtapd: --%s=%s: %s\n",
+				rt_config_key_name((enum rt_config_key)key), optarg, why);
 			return -EINVAL;
 		}
 	}
@@ -229,12 +238,95 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		fprintf(stderr, "ringtapd: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (!d->drain_ms)
-		d->drain_ms = 1;
-	if (!events)
-		events = d->to_stdout ? "ringtap_test:*" : NULL;
+	return 0;
+}
+
+/* Defaults, then the file, then the command line, into *cfg. Logs what is wrong, once. */
+static int load_config(struct ringtapd *d, struct rt_config *cfg)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0, cap = 0;
+	unsigned int line;
+	const char *why;
+	int fd, ret;
+
+	rt_config_defaults(cfg);
+	fd = open(d->config_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !d->config_path_given)
+		return rt_config_merge(cfg, &d->cli);
+	if (fd < 0) {
+		ret = -errno;
+		rt_log(LOG_ERR, "config %s: %s", d->config_path, strerror(errno));
+		return ret;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *more = cap < (1 << 20) ? realloc(text, cap = cap * 2 + 4096) : NULL;
+
+			if (!more) {
+				close(fd);
+				rt_log(LOG_ERR, "config %s: too large", d->config_path);
+				return -EFBIG;
+			}
+			text = more;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			close(fd);
+			rt_log(LOG_ERR, "config %s: %s", d->config_path, strerror(-ret));
+			return ret;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	ret = rt_config_parse(cfg, text, len, &line, &why);
+	if (ret) {
+		rt_log(LOG_ERR, "config %s:%u: %s", d->config_path, line, why);
+		return ret;
+	}
+	return rt_config_merge(cfg, &d->cli);
+}
+
+static void free_globs(char **globs)
+{
+	if (globs)
+		for (char **g = globs; *g; g++)
+			free(*g);
+	free(globs);
+}
+
+/* Points the options of the session, the server and the loop at the settings in force. */
+static int apply_startup_config(struct ringtapd *d)
+{
+	struct rt_config *cfg = &d->cfg;
+	const char *events = cfg->str[RT_CONF_EVENTS];
+
+	d->server_opts.socket_path = cfg->str[RT_CONF_SOCKET] ?: "/run/ringtap/ringtapd.sock";
+	d->server_opts.group = cfg->str[RT_CONF_GROUP] ?: "ringtap";
+	d->server_opts.max_queue = cfg->num[RT_CONF_MAX_QUEUE_KB] << 10;
+	d->server_opts.max_clients = (unsigned int)cfg->num[RT_CONF_MAX_CLIENTS];
+	d->server_opts.max_events = (unsigned int)cfg->num[RT_CONF_MAX_EVENTS];
+	/* A captured tree is read as it is, unless the command line names an instance. */
+	if (!d->opts.tracing_dir)
+		d->opts.instance_name = cfg->str[RT_CONF_INSTANCE] ?: "ringtap";
+	else
+		d->opts.instance_name = d->cli.str[RT_CONF_INSTANCE];
+	d->opts.buffer_kb = cfg->num[RT_CONF_BUFFER_KB];
+	d->opts.clock = cfg->str[RT_CONF_CLOCK];
+	d->drain_ms = (unsigned int)cfg->num[RT_CONF_DRAIN_MS];
+	d->max_pages_per_pass = (unsigned int)cfg->num[RT_CONF_MAX_PAGES];
+	d->status_sec = (unsigned int)cfg->num[RT_CONF_STATUS_SEC];
+	if (!events && d->to_stdout)
+		events = "ringtap_test:*";
 	if (events && split_list(events, &d->event_globs)) {
-		fprintf(stderr, "ringtapd: bad --events list '%s'\n", events);
+		rt_log(LOG_ERR, "bad events list '%s'", events);
 		return -EINVAL;
 	}
 	return 0;
@@ -309,7 +401,7 @@ static int drain_all(struct ringtapd *d, unsigned int max_pages)
 		int n = rt_cpu_reader_drain(&d->readers[cpu], max_pages, on_page, d);
 
 		if (n < 0) {
-			fprintf(stderr, "ringtapd: reading cpu%d: %s\n", cpu, strerror(-n));
+			rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
 			return n;
 		}
 		total += n;
@@ -400,6 +492,106 @@ static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/*
+ * SIGHUP: reads the file again. What a running daemon can take (limits, the
+ * drain period, the buffer size, events added) is applied without touching
+ * a subscriber; a change that needs a restart is logged and left alone.
+ */
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct ringtapd *d = userdata;
+	struct rt_config next;
+	unsigned int changed = 0, deferred = 0;
+
+	sd_notify(0, "RELOADING=1");
+	if (load_config(d, &next)) {
+		rt_log(LOG_ERR, "reload: configuration not changed");
+		rt_config_release(&next);
+		sd_notify(0, "READY=1");
+		return 0;
+	}
+	for (int k = 0; k < RT_CONF_N_KEYS; k++) {
+		enum rt_config_key key = (enum rt_config_key)k;
+		char was[32], now[32];
+
+		if (rt_config_equal(&d->cfg, &next, key))
+			continue;
+		if (!rt_config_key_reloadable(key)) {
+			rt_log(LOG_NOTICE, "reload: %s changed to '%s': takes effect on restart",
+			       rt_config_key_name(key), rt_config_value(&next, key, now, sizeof(now)));
+			deferred++;
+			continue;
+		}
+		rt_log(LOG_INFO, "reload: %s '%s' -> '%s'", rt_config_key_name(key),
+		       rt_config_value(&d->cfg, key, was, sizeof(was)),
+		       rt_config_value(&next, key, now, sizeof(now)));
+		changed++;
+	}
+	if (!rt_config_equal(&d->cfg, &next, RT_CONF_BUFFER_KB) && next.num[RT_CONF_BUFFER_KB]) {
+		int ret = rt_session_set_buffer_kb(d->session, next.num[RT_CONF_BUFFER_KB]);
+
+		if (ret)
+			rt_log(LOG_ERR, "reload: buffer_kb: %s", strerror(-ret));
+		else
+			rt_log(LOG_INFO, "reload: buffers are now %zu KiB per CPU", d->session->buffer_kb);
+	}
+	if (!rt_config_equal(&d->cfg, &next, RT_CONF_EVENTS) && next.str[RT_CONF_EVENTS]) {
+		char **globs = NULL;
+		const char *why = "";
+		int ret = split_list(next.str[RT_CONF_EVENTS], &globs);
+
+		if (!ret)
+			ret = rt_session_enable(d->session, d->layout, (const char *const *)globs, &why);
+		if (ret < 0)
+			rt_log(LOG_ERR, "reload: events: %s: %s", why, strerror(-ret));
+		free_globs(globs);
+	}
+	d->drain_ms = (unsigned int)next.num[RT_CONF_DRAIN_MS];
+	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
+	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
+	if (d->server)
+		rt_server_set_limits(d->server, next.num[RT_CONF_MAX_QUEUE_KB] << 10,
+				     (unsigned int)next.num[RT_CONF_MAX_CLIENTS],
+				     (unsigned int)next.num[RT_CONF_MAX_EVENTS]);
+	/* The session, the server and the readers keep pointers into the strings in force. */
+	for (int k = 0; k < RT_CONF_N_KEYS; k++)
+		if (rt_config_key_reloadable((enum rt_config_key)k))
+			d->cfg.num[k] = next.num[k];
+	free(d->cfg.str[RT_CONF_EVENTS]);
+	d->cfg.str[RT_CONF_EVENTS] = next.str[RT_CONF_EVENTS];
+	next.str[RT_CONF_EVENTS] = NULL;
+	rt_config_release(&next);
+	rt_log(LOG_INFO, "reloaded %s: %u setting(s) applied, %u waiting for a restart",
+	       d->config_path, changed, deferred);
+	sd_notify(0, "READY=1");
+	return 0;
+}
+
+/* STATUS= for systemctl status: who is served, how fast, what was lost. */
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ringtapd *d = userdata;
+	uint64_t records = 0, kernel_lost = 0, inexact = 0, t = now_us();
+	double rate;
+
+	for (int cpu = 0; cpu < d->ncpus; cpu++) {
+		records += d->acct[cpu].records;
+		kernel_lost += d->acct[cpu].missed_exact;
+		inexact += d->acct[cpu].missed_pages_inexact + d->acct[cpu].malformed_pages;
+	}
+	rate = d->status_at && t > d->status_at ?
+		       (double)(records - d->status_records) * 1e6 / (double)(t - d->status_at) : 0;
+	d->status_records = records;
+	d->status_at = t;
+	sd_notifyf(0, "STATUS=%u subscriber(s), %.0f events/s, %" PRIu64 " events read; lost: %" PRIu64
+		   " in the kernel (+%" PRIu64 " pages uncounted), %" PRIu64 " by slow subscribers",
+		   d->server ? rt_server_subscribers(d->server) : 0, rate, records, kernel_lost, inexact,
+		   d->server ? rt_server_dropped(d->server) : 0);
+	if (!d->status_sec)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL);
+}
+
 static void report(struct ringtapd *d)
 {
 	for (int cpu = 0; cpu < d->ncpus; cpu++) {
@@ -407,51 +599,63 @@ static void report(struct ringtapd *d)
 		struct rt_cpu_stats st = { 0 };
 
 		rt_session_cpu_stats(d->session, cpu, &st);
-		fprintf(stderr,
-			"ringtapd: cpu%d: %llu pages, %llu records, %llu unknown, lost %llu counted + %llu pages "
-			"uncounted, %llu malformed pages; kernel: overrun %llu, commit_overrun %llu, "
-			"dropped %llu\n",
+		rt_log(LOG_INFO,
+		       "cpu%d: %llu pages, %llu records, %llu unknown, lost %llu counted + %llu pages "
+		       "uncounted, %llu malformed pages; kernel: overrun %llu, commit_overrun %llu, "
+		       "dropped %llu",
 			cpu, d->readers[cpu].pages, a->records, a->unknown, a->missed_exact, a->missed_pages_inexact,
 			a->malformed_pages, st.overrun, st.commit_overrun, st.dropped_events);
 	}
 }
 
+/* The one line that says what this kernel's events look like. */
+static void log_layout(const struct ringtapd *d)
+{
+	const struct rt_layout *l = d->layout;
+	char fields[512];
+	size_t off = 0;
+
+	fields[0] = '\0';
+	for (unsigned int i = 0; i < l->n_common && off < sizeof(fields); i++)
+		off += (size_t)snprintf(fields + off, sizeof(fields) - off, "%s%s", i ? "," : "",
+					l->common[i].name);
+	rt_log(LOG_NOTICE, "trace_entry: %u bytes, common fields %s; sub-buffer %u bytes, long %u, "
+	       "clock %s, %d CPUs", l->common_size, fields, l->sub_buffer_size, l->long_size,
+	       d->session->clock ? d->session->clock : "?", d->session->ncpus);
+}
+
 static int run(struct ringtapd *d)
 {
-	__attribute__((cleanup(sd_event_source_unrefp))) sd_event_source *timer = NULL, *stop = NULL;
+	__attribute__((cleanup(sd_event_source_unrefp))) sd_event_source *timer = NULL, *stop = NULL,
+								   *status = NULL;
 	const char *why = "";
 	int ret;
 
 	ret = rt_session_open(&d->session, &d->opts, &why);
 	if (ret) {
-		fprintf(stderr, "ringtapd: tracefs: %s: %s\n", why, strerror(-ret));
+		rt_log(LOG_ERR, "tracefs: %s: %s", why, strerror(-ret));
 		return ret;
 	}
 	if (d->session->reclaimed)
-		fprintf(stderr, "ringtapd: removed a stale instance left by an earlier run\n");
+		rt_log(LOG_WARNING, "removed a stale instance left by an earlier run");
 	ret = rt_session_layout(d->session, &d->layout, &why);
 	if (ret) {
-		fprintf(stderr, "ringtapd: layout: %s: %s\n", why, strerror(-ret));
+		rt_log(LOG_ERR, "layout: %s: %s", why, strerror(-ret));
 		return ret;
 	}
-	fprintf(stderr, "ringtapd: trace_entry: %u bytes, common fields", d->layout->common_size);
-	for (unsigned int i = 0; i < d->layout->n_common; i++)
-		fprintf(stderr, "%c%s", i ? ',' : ' ', d->layout->common[i].name);
-	fprintf(stderr, "; sub-buffer %u bytes, long %u, clock %s, %d CPUs\n",
-		d->layout->sub_buffer_size, d->layout->long_size,
-		d->session->clock ? d->session->clock : "?", d->session->ncpus);
+	log_layout(d);
 	ret = d->event_globs ? rt_session_enable(d->session, d->layout,
 						 (const char *const *)d->event_globs, &why) : 0;
 	if (ret < 0) {
-		fprintf(stderr, "ringtapd: enabling events: %s: %s\n", why, strerror(-ret));
+		rt_log(LOG_ERR, "enabling events: %s: %s", why, strerror(-ret));
 		return ret;
 	}
 	ret = rt_session_symbols(d->session, d->layout);
 	if (ret < 0)
-		fprintf(stderr, "ringtapd: kernel symbols: %s; pointers stay addresses\n",
+		rt_log(LOG_WARNING, "kernel symbols: %s; pointers stay addresses",
 			strerror(-ret));
 	else if (ret > 0)
-		fprintf(stderr, "ringtapd: %d kernel symbols loaded for pointer fields\n", ret);
+		rt_log(LOG_INFO, "%d kernel symbols loaded for pointer fields", ret);
 	ret = rt_decoder_new(&d->decoder, d->layout);
 	if (ret)
 		return ret;
@@ -464,7 +668,7 @@ static int run(struct ringtapd *d)
 		ret = rt_cpu_reader_open(&d->readers[cpu], d->session, cpu,
 					 d->layout->sub_buffer_size);
 		if (ret) {
-			fprintf(stderr, "ringtapd: opening cpu%d's trace_pipe_raw: %s\n", cpu,
+			rt_log(LOG_ERR, "opening cpu%d's trace_pipe_raw: %s", cpu,
 				strerror(-ret));
 			return ret;
 		}
@@ -474,6 +678,9 @@ static int run(struct ringtapd *d)
 		return ret;
 	if ((ret = sd_event_add_signal(d->loop, NULL, SIGINT, on_stop_signal, d)) < 0 ||
 	    (ret = sd_event_add_signal(d->loop, NULL, SIGTERM, on_stop_signal, d)) < 0 ||
+	    (ret = sd_event_add_signal(d->loop, NULL, SIGHUP, on_reload, d)) < 0 ||
+	    /* WATCHDOG=1 from the loop itself: a stuck drain stops the pings. */
+	    (ret = sd_event_set_watchdog(d->loop, true)) < 0 ||
 	    (ret = sd_event_add_time_relative(d->loop, &timer, CLOCK_MONOTONIC, 0, 1000,
 					      on_drain_timer, d)) < 0)
 		return ret;
@@ -488,11 +695,15 @@ static int run(struct ringtapd *d)
 		return ret;
 	ret = rt_session_start(d->session);
 	if (ret) {
-		fprintf(stderr, "ringtapd: turning tracing on: %s\n", strerror(-ret));
+		rt_log(LOG_ERR, "turning tracing on: %s", strerror(-ret));
 		return ret;
 	}
-	fprintf(stderr, "ringtapd: tracing %zu event(s) on %d CPUs\n", d->session->n_events, d->ncpus);
+	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs", d->session->n_events, d->ncpus);
 	sd_notify(0, "READY=1");
+	if (d->status_sec &&
+	    (ret = sd_event_add_time_relative(d->loop, &status, CLOCK_MONOTONIC, 1000000, 100000,
+					      on_status_timer, d)) < 0)
+		return ret;
 	ret = sd_event_loop(d->loop);
 	begin_stop(d);	/* no-op unless the loop ended on an error */
 	report(d);
@@ -511,10 +722,9 @@ static void teardown(struct ringtapd *d)
 	rt_session_close(d->session);
 	sd_event_unref(d->loop);
 	trace_seq_destroy(&d->line);
-	if (d->event_globs)
-		for (char **g = d->event_globs; *g; g++)
-			free(*g);
-	free(d->event_globs);
+	free_globs(d->event_globs);
+	rt_config_release(&d->cfg);
+	rt_config_release(&d->cli);
 }
 
 int main(int argc, char **argv)
@@ -531,10 +741,20 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	trace_seq_init(&d.line);
 	ret = parse_args(&d, argc, argv);
+	if (!ret)
+		ret = load_config(&d, &d.cfg);
+	if (!ret && d.print_config) {
+		rt_config_write(&d.cfg, stdout);
+		teardown(&d);
+		return 0;
+	}
+	if (!ret)
+		ret = apply_startup_config(&d);
 	if (!ret)
 		ret = run(&d);
 	teardown(&d);

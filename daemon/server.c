@@ -32,6 +32,8 @@
 #define CLIENT_MAX_FRAME (64u << 10)
 /* An idle link hears from us this often, so both ends can tell it is alive. */
 #define HEARTBEAT_USEC (5 * 1000000ULL)
+/* Connections past max_clients still read, to be told why they are refused. */
+#define PENDING_CLIENTS 16u
 
 enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 
@@ -69,6 +71,8 @@ struct rt_server {
 	bool have_group;
 	size_t max_queue;
 	unsigned int max_clients;
+	unsigned int max_events;
+	uint64_t dropped_gone;		/* by connections closed since */
 	struct rt_conn *conns;
 	unsigned int n_conns;
 	struct rt_session *session;
@@ -107,6 +111,7 @@ static void conn_free(struct rt_conn *c)
 			break;
 		}
 	srv->n_conns--;
+	srv->dropped_gone += c->sub.dropped;
 	sd_event_source_disable_unref(c->io);
 	close(c->fd);
 	rt_wire_reader_release(&c->reader);
@@ -276,10 +281,15 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 {
 	struct rt_server *srv = c->srv;
 	_cleanup_free_ const char **globs = NULL;
+	unsigned int selected = 0;
 	int ret;
 
 	if (!sub)
 		return 0;
+	if (srv->max_events && sub->n_events > srv->max_events) {
+		*why = "more event names than this daemon's max_events allows";
+		return -E2BIG;
+	}
 	/* protobuf-c arrays carry a count, rt_session_enable wants a NULL at the end. */
 	globs = calloc(sub->n_events + 1, sizeof(*globs));
 	if (!globs)
@@ -303,6 +313,10 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 
 			if (!ev)
 				return -ENOENT;
+			if (srv->max_events && ++selected > srv->max_events) {
+				*why = "selects more events than this daemon's max_events allows";
+				return -E2BIG;
+			}
 			ret = rt_subscriber_select_event(&c->sub, (unsigned int)ev->id);
 			if (ret)
 				return ret;
@@ -357,6 +371,14 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 			return;
 		}
 		c->sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
+	}
+	if (srv->max_clients && rt_server_subscribers(srv) >= srv->max_clients) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
+			 srv->max_clients);
+		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+		return;
 	}
 	ret = subscribe(c, hello->subscription, &why);
 	if (ret == -ENOENT) {
@@ -509,8 +531,13 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
-	if (srv->max_clients && srv->n_conns >= srv->max_clients) {
-		rt_log(LOG_WARNING, "refusing a client: %u clients already", srv->n_conns);
+	/*
+	 * Past max_clients a client is still read, to be told why in a Refusal;
+	 * only a flood beyond that is closed unanswered.
+	 */
+	if (srv->max_clients && srv->n_conns >= srv->max_clients + PENDING_CLIENTS) {
+		rt_log(LOG_WARNING, "closing a connection unanswered: %u connections already",
+		       srv->n_conns);
 		close(cfd);
 		return 0;
 	}
@@ -675,6 +702,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->layout = layout;
 	srv->max_queue = o->max_queue;
 	srv->max_clients = o->max_clients;
+	srv->max_events = o->max_events;
 	if (o->group) {
 		struct group *g = getgrnam(o->group);
 
@@ -900,5 +928,22 @@ unsigned int rt_server_subscribers(const struct rt_server *srv)
 
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
 		n += c->state == CONN_STREAMING;
+	return n;
+}
+
+void rt_server_set_limits(struct rt_server *srv, size_t max_queue, unsigned int max_clients,
+			  unsigned int max_events)
+{
+	srv->max_queue = max_queue;
+	srv->max_clients = max_clients;
+	srv->max_events = max_events;
+}
+
+uint64_t rt_server_dropped(const struct rt_server *srv)
+{
+	uint64_t n = srv->dropped_gone;
+
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->sub.dropped;
 	return n;
 }

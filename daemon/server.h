@@ -26,6 +26,7 @@ struct rt_server_opts {
 	const char *group;		/* peers in it may subscribe; NULL: root only */
 	size_t max_queue;		/* bytes per subscriber */
 	unsigned int max_clients;
+	unsigned int max_events;	/* events one subscription may select */
 };
 
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,
@@ -46,3 +47,9 @@ bool rt_server_drained(struct rt_server *server);
 void rt_server_abandon(struct rt_server *server);
 /* Clients past the handshake. */
 unsigned int rt_server_subscribers(const struct rt_server *server);
+
+/* New limits from a reload: queues and subscriptions from now on, connections already open keep theirs. */
+void rt_server_set_limits(struct rt_server *server, size_t max_queue, unsigned int max_clients,
+			  unsigned int max_events);
+/* Records dropped from slow subscribers' queues since start, connections gone included. */
+uint64_t rt_server_dropped(const struct rt_server *server);

@@ -217,6 +217,19 @@ fail:
 	return ret;
 }
 
+int rt_session_set_buffer_kb(struct rt_session *s, size_t kb)
+{
+	ssize_t took;
+
+	if (!s->instance || s->read_only)
+		return -EROFS;
+	if (tracefs_instance_set_buffer_size(s->instance, kb, -1))
+		return errno ? -errno : -EINVAL;
+	took = tracefs_instance_get_buffer_size(s->instance, 0);
+	s->buffer_kb = took > 0 ? (size_t)took : 0;
+	return 0;
+}
+
 int rt_session_start(struct rt_session *s)
 {
 	if (s->read_only)

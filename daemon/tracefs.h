@@ -40,6 +40,8 @@ struct rt_session {
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *opts,
 		    const char **why);
 int rt_session_start(struct rt_session *session);
+/* Resizes every CPU's buffer of our instance (a reload); buffer_kb then says what the kernel took. */
+int rt_session_set_buffer_kb(struct rt_session *session, size_t kb);
 int rt_session_stop(struct rt_session *session);
 void rt_session_close(struct rt_session *session);
 

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * config: what ringtapd.conf(5) promises. Defaults, "key = value" with
+ * comments and blanks, errors with their line, ranges, and the command
+ * line winning over the file key by key.
+ */
+#include "check.h"
+#include "config.h"
+
+static int parse(struct rt_config *cfg, const char *text, unsigned int *line, const char **why)
+{
+	return rt_config_parse(cfg, text, strlen(text), line, why);
+}
+
+static void test_defaults(void)
+{
+	struct rt_config cfg;
+	char buf[32];
+
+	rt_config_defaults(&cfg);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_CLIENTS], 64);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_QUEUE_KB], 4096);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_EVENTS], 1024);
+	CHECK_EQ(cfg.num[RT_CONF_DRAIN_MS], 50);
+	CHECK_EQ(cfg.num[RT_CONF_BUFFER_KB], 0);
+	CHECK_STR(rt_config_value(&cfg, RT_CONF_SOCKET, buf, sizeof(buf)),
+		  "/run/ringtap/ringtapd.sock");
+	CHECK_STR(rt_config_value(&cfg, RT_CONF_GROUP, buf, sizeof(buf)), "ringtap");
+	CHECK_STR(rt_config_value(&cfg, RT_CONF_EVENTS, buf, sizeof(buf)), "");
+	CHECK_EQ(cfg.given, 0);
+	rt_config_release(&cfg);
+}
+
+static void test_parse(void)
+{
+	struct rt_config cfg;
+	unsigned int line = 99;
+	const char *why = NULL;
+
+	rt_config_defaults(&cfg);
+	CHECK_EQ(parse(&cfg, "# comment\n\n   \t\nmax_clients = 8\n  events=sched:sched_switch,"
+			     "ringtap_test:*  \r\nbuffer_kb\t=\t256\n# max_events = 1\n"
+			     "socket = /tmp/a b.sock", &line, &why), 0);
+	CHECK_EQ(line, 8);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_CLIENTS], 8);
+	CHECK_EQ(cfg.num[RT_CONF_BUFFER_KB], 256);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_EVENTS], 1024);
+	CHECK_STR(cfg.str[RT_CONF_EVENTS], "sched:sched_switch,ringtap_test:*");
+	CHECK_STR(cfg.str[RT_CONF_SOCKET], "/tmp/a b.sock");
+	CHECK_EQ(cfg.given, (1u << RT_CONF_MAX_CLIENTS) | (1u << RT_CONF_EVENTS) |
+				    (1u << RT_CONF_BUFFER_KB) | (1u << RT_CONF_SOCKET));
+	/* A later line wins. */
+	CHECK_EQ(parse(&cfg, "max_clients = 9\nmax_clients = 10\n", &line, &why), 0);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_CLIENTS], 10);
+	rt_config_release(&cfg);
+}
+
+static void expect_error(const char *text, unsigned int want_line, const char *want_why)
+{
+	struct rt_config cfg;
+	unsigned int line = 0;
+	const char *why = NULL;
+
+	rt_config_defaults(&cfg);
+	CHECK_EQ(parse(&cfg, text, &line, &why), -EINVAL);
+	CHECK_EQ(line, want_line);
+	CHECK_STR(why, want_why);
+	rt_config_release(&cfg);
+}
+
+static void test_errors(void)
+{
+	expect_error("max_clients = 8\nmax_client = 8\n", 2, "unknown key");
+	expect_error("# a\nmax-clients = 8\n", 2, "unknown key");	/* the option's spelling */
+	expect_error("max_clients 8\n", 1, "expected \"key = value\"");
+	expect_error("\n\nmax_clients = eight\n", 3, "not a number");
+	expect_error("max_clients = -1\n", 1, "not a number");
+	expect_error("max_clients = 8x\n", 1, "not a number");
+	expect_error("max_clients = 0\n", 1, "out of range");
+	expect_error("max_clients = 99999999999999999999999\n", 1, "not a number");
+	expect_error("drain_ms = 10001\n", 1, "out of range");
+	expect_error("socket =\n", 1, "empty value");
+	expect_error("=3\n", 1, "unknown key");
+	expect_error("max_queue_kb = 63\n", 1, "out of range");
+}
+
+static void test_merge(void)
+{
+	struct rt_config file, cli;
+	unsigned int line;
+	const char *why;
+	char buf[32];
+
+	rt_config_defaults(&file);
+	rt_config_defaults(&cli);
+	CHECK_EQ(parse(&file, "max_clients = 8\ngroup = wheel\nmax_pages = 7\n", &line, &why), 0);
+	CHECK_EQ(rt_config_set(&cli, RT_CONF_MAX_CLIENTS, "3", &why), 0);
+	CHECK_EQ(rt_config_set(&cli, RT_CONF_INSTANCE, "other", &why), 0);
+	CHECK_EQ(rt_config_merge(&file, &cli), 0);
+	CHECK_EQ(file.num[RT_CONF_MAX_CLIENTS], 3);
+	CHECK_EQ(file.num[RT_CONF_MAX_PAGES], 7);
+	CHECK_STR(file.str[RT_CONF_GROUP], "wheel");
+	CHECK_STR(rt_config_value(&file, RT_CONF_INSTANCE, buf, sizeof(buf)), "other");
+	CHECK(!rt_config_equal(&file, &cli, RT_CONF_GROUP));
+	CHECK(rt_config_equal(&file, &cli, RT_CONF_MAX_CLIENTS));
+	/* Options spell keys with '-'; both spellings find the key. */
+	CHECK_EQ(rt_config_key_by_name("max-queue-kb", 12), RT_CONF_MAX_QUEUE_KB);
+	CHECK_EQ(rt_config_key_by_name("max_queue_kb", 12), RT_CONF_MAX_QUEUE_KB);
+	CHECK_EQ(rt_config_key_by_name("max_queue", 9), -ENOENT);
+	CHECK(rt_config_key_reloadable(RT_CONF_MAX_CLIENTS));
+	CHECK(!rt_config_key_reloadable(RT_CONF_SOCKET));
+	rt_config_release(&file);
+	rt_config_release(&cli);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_parse();
+	test_errors();
+	test_merge();
+	return check_exit("test-config");
+}
