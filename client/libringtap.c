@@ -960,6 +960,8 @@ static void put_value(struct sink *s, const Ringtap__Value *v, const Ringtap__Fi
 			put(s, "0x%" PRIx64, v->u);
 		else
 			put(s, "%" PRIu64, v->u);
+		if (v->symbol && !json)
+			put(s, "<%s>", v->symbol);
 		break;
 	case RINGTAP__VALUE__V_STR:
 		put_cstring(s, v->str, json);

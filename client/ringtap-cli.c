@@ -55,6 +55,8 @@ static void usage_stream(FILE *f)
 	      "  -j, --json             one JSON object per line instead of text\n"
 	      "  -n, --count=N          stop after N records\n"
 	      "  -d, --duration=SEC     stop after SEC seconds (fractions allowed)\n"
+	      "  -r, --reconnect        when ringtapd goes away, connect again (a \"# gap\" line\n"
+	      "                         marks what was not recorded)\n"
 	      "      --no-time          leave out timestamps\n"
 	      "      --common           also print every record's common fields\n"
 	      "  -h, --help             this text\n",
@@ -186,6 +188,9 @@ struct stream {
 	char *line;
 	size_t line_size;
 	bool done;
+	bool reconnect;		/* the connection ending is a gap, not the end */
+	bool disconnected;
+	uint64_t gaps;
 	int exit_code;
 };
 
@@ -215,11 +220,15 @@ static void drain(struct stream *s)
 	struct ringtap_event ev;
 	int ret;
 
-	while (!s->done && (ret = ringtap_next(s->c, &ev, 0)) != 0) {
+	while (!s->done && !s->disconnected && (ret = ringtap_next(s->c, &ev, 0)) != 0) {
 		if (ret == -EINTR)
 			continue;
 		if (ret < 0) {
 			fprintf(stderr, "ringtap: %s\n", ringtap_error_text(s->c));
+			if (s->reconnect) {
+				s->disconnected = true;
+				break;
+			}
 			s->exit_code = 1;
 			s->done = true;
 			break;
@@ -251,7 +260,10 @@ static void drain(struct stream *s)
 			break;
 		case RINGTAP_END:
 			fprintf(stderr, "ringtap: ringtapd closed the connection\n");
-			s->done = true;
+			if (s->reconnect)
+				s->disconnected = true;
+			else
+				s->done = true;
 			break;
 		}
 	}
@@ -271,6 +283,46 @@ static int signal_fd(void)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The daemon went away (restarted by systemd, say): connect again with a
+ * growing pause, and say on the stream itself that there is a gap, since
+ * whatever happened in between was never recorded for us. Returns false
+ * when a signal asked us to stop meanwhile.
+ */
+static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, int sfd)
+{
+	uint64_t since = now_ns();
+	int pause_ms = 100;
+
+	ringtap_close(s->c);
+	s->c = NULL;
+	s->disconnected = false;
+	printf("# gap: connection to ringtapd lost; reconnecting\n");
+	fflush(stdout);
+	for (;;) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct ringtap_connect_error err;
+
+		if (poll(&pfd, 1, pause_ms) > 0)
+			return false;
+		if (ringtap_connect(&s->c, opts, &err) == 0)
+			break;
+		if (err.refusal) {
+			/* A daemon that answers but says no will not change its mind. */
+			fprintf(stderr, "ringtap: %s\n", err.text);
+			s->exit_code = 1;
+			return false;
+		}
+		if (pause_ms < 2000)
+			pause_ms *= 2;
+	}
+	s->gaps++;
+	printf("# gap: reconnected after %.1f s; events in between were not recorded\n",
+	       (double)(now_ns() - since) / 1e9);
+	fprintf(stderr, "ringtap: reconnected after %.1f s\n", (double)(now_ns() - since) / 1e9);
+	return true;
+}
+
 static int cmd_stream(int argc, char **argv)
 {
 	enum { OPT_NO_TIME = 256, OPT_COMMON };
@@ -286,6 +338,7 @@ static int cmd_stream(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
 		{ "common", no_argument, NULL, OPT_COMMON },
+		{ "reconnect", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -298,7 +351,7 @@ static int cmd_stream(int argc, char **argv)
 	double duration = 0;
 	int c, sfd = -1;
 
-	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:F:jn:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:F:jn:d:rh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opts.socket_path = optarg;
@@ -359,6 +412,9 @@ static int cmd_stream(int argc, char **argv)
 		case OPT_NO_TIME:
 			s.flags |= RINGTAP_FORMAT_NO_TIME;
 			break;
+		case 'r':
+			s.reconnect = true;
+			break;
 		case OPT_COMMON:
 			opts.common_fields = true;
 			break;
@@ -405,6 +461,8 @@ static int cmd_stream(int argc, char **argv)
 		int timeout = -1;
 
 		drain(&s);
+		if (s.disconnected && !reconnect(&s, &opts, sfd))
+			break;
 		if (s.done)
 			break;
 		/* Whoever reads the lines as they come sees them before we wait. */
@@ -429,7 +487,10 @@ static int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "ringtap: writing to standard output: %s\n", strerror(errno));
 		s.exit_code = 1;
 	}
-	fprintf(stderr, "ringtap: %" PRIu64 " records, %" PRIu64 " lost\n", s.records, s.lost);
+	fprintf(stderr, "ringtap: %" PRIu64 " records, %" PRIu64 " lost", s.records, s.lost);
+	if (s.reconnect)
+		fprintf(stderr, ", %" PRIu64 " gap(s)", s.gaps);
+	fputc('\n', stderr);
 	free(s.line);
 	free(list);
 	free((void *)fields);

@@ -117,6 +117,9 @@ static void field_value(const struct rt_record *rec, const struct tep_format_fie
 			v->v_case = RINGTAP__VALUE__V_U;
 			v->u = u;
 		}
+		/* The name travels with the address: clients cannot read kallsyms. */
+		if (f->flags & TEP_FIELD_IS_POINTER)
+			v->symbol = (char *)tep_find_function(rec->event->tep, u);
 		return;
 	}
 	v->v_case = RINGTAP__VALUE__V_RAW;

@@ -589,7 +589,8 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		   d->server ? rt_server_dropped(d->server) : 0);
 	if (!d->status_sec)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL);
+	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL) ?:
+	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 static void report(struct ringtapd *d)

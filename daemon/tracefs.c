@@ -60,8 +60,12 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 		*why = "parsing an event format";
 		return ret;
 	}
-	/* libtracefs takes regexes: anchor the exact names. */
-	if (!s->read_only) {
+	/*
+	 * libtracefs takes regexes: anchor the exact names. Events without an
+	 * enable file (ftrace:print and the other ftrace ones) are written
+	 * whenever their source is used: there is nothing to switch on.
+	 */
+	if (!s->read_only && tracefs_event_file_exists(s->instance, sys, ev, "enable")) {
 		if (asprintf(&sysre, "^%s$", sys) < 0 || asprintf(&evre, "^%s$", ev) < 0)
 			return -ENOMEM;
 		if (tracefs_event_enable(s->instance, sysre, evre)) {
@@ -79,6 +83,21 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	return 0;
 }
 
+/* Adds name to a tracefs list unless it is there; -ENOMEM, or 0. */
+static int add_system(char ***list, const char *name)
+{
+	char **l;
+
+	for (l = *list; *l; l++)
+		if (!strcmp(*l, name))
+			return 0;
+	l = tracefs_list_add(*list, name);
+	if (!l)
+		return -ENOMEM;
+	*list = l;
+	return 0;
+}
+
 int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *const *globs,
 		      const char **why)
 {
@@ -88,6 +107,12 @@ int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *con
 	if (!systems) {
 		*why = "listing event systems";
 		return -ENOENT;
+	}
+	/* tracefs_event_systems() leaves out systems without an enable file: ftrace's. */
+	if (tracefs_event_file_exists(NULL, "ftrace", "print", "format") &&
+	    add_system(&systems, "ftrace")) {
+		tracefs_list_free(systems);
+		return -ENOMEM;
 	}
 	for (const char *const *g = globs; g && *g && !ret; g++) {
 		const char *colon = strchr(*g, ':');
@@ -305,12 +330,14 @@ fail:
 
 static bool has_pointer_field(struct rt_layout *l)
 {
-	struct tep_event **events = tep_list_events(l->tep, TEP_EVENT_SORT_ID);
+	/* Not tep_list_events(): its cached list misses events parsed after the first call. */
+	for (int i = 0; i < tep_get_events_count(l->tep); i++) {
+		struct tep_event *ev = tep_get_event(l->tep, i);
 
-	for (int i = 0; events && events[i]; i++)
-		for (struct tep_format_field *f = events[i]->format.fields; f; f = f->next)
+		for (struct tep_format_field *f = ev ? ev->format.fields : NULL; f; f = f->next)
 			if (f->flags & TEP_FIELD_IS_POINTER)
 				return true;
+	}
 	return false;
 }
 

@@ -1,0 +1,130 @@
+# Guest with systemd as PID 1 (run-vm -r): ringtapd installed as a package
+# would be, started by socket activation. Checks what `systemctl start
+# ringtapd` users meet: the group and socket, activation by a client,
+# the STATUS= line, the capability set, the journal's start line with the
+# layout, a reload that keeps the subscriber, SIGKILL -> restart -> the
+# reconnecting client told of the gap, and stop removing the instance.
+sock=/run/ringtap/ringtapd.sock
+variant=$(cat /variant)
+echo "note: $(systemctl --version | head -n1)"
+
+unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
+# wait_for SECONDS CMD...: until CMD succeeds (CMD may itself take a while under TCG).
+wait_for() {
+	_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt $_end ] || return 1
+		sleep 0.2
+	done
+}
+journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
+records() { grep -c 'ringtap_test:ringtap_test' /tmp/a.out; }
+
+getent group ringtap > /dev/null || fail "sysusers did not create the ringtap group"
+systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
+expect_eq "socket mode and group" "$(stat -c '%a %G' $sock)" "660 ringtap"
+expect_eq "service before any client" "$(systemctl is-active ringtapd.service)" inactive
+
+# --- socket activation ------------------------------------------------------
+ringtap stream -e ringtap_test:ringtap_test,ftrace:print --no-time --reconnect \
+	> /tmp/a.out 2> /tmp/a.err &
+client=$!
+wait_for 30 sh -c 'journalctl -u ringtapd -o cat | grep -q subscribed' ||
+	fail "no subscription: $(systemctl status ringtapd --no-pager -l; journal | tail -n 20; cat /tmp/a.err)"
+expect_eq "service after a client connected" "$(systemctl is-active ringtapd.service)" active
+pid=$(unit_pid)
+
+# --- what the daemon may do --------------------------------------------------
+# CAP_SYSLOG only (bit 34): /proc/kallsyms shows addresses to it, which pointer
+# fields are decoded with. tracefs needs no capability: its files are root's.
+expect_eq "effective capabilities" "$(sed -n 's/^CapEff:\t//p' /proc/$pid/status)" 0000000400000000
+expect_eq "bounding set" "$(sed -n 's/^CapBnd:\t//p' /proc/$pid/status)" 0000000400000000
+expect_eq "no_new_privs" "$(sed -n 's/^NoNewPrivs:\t//p' /proc/$pid/status)" 1
+expect_eq "seccomp filter mode" "$(sed -n 's/^Seccomp:\t//p' /proc/$pid/status)" 2
+
+# --- records --------------------------------------------------------------------
+echo 1000 > $RINGTAP_TEST/burst
+echo "ringtap systemd test" > $T/instances/ringtap/trace_marker
+wait_for 30 sh -c '[ $(grep -c ringtap_test:ringtap_test /tmp/a.out) -ge 2000 ]' ||
+	fail "records: $(records) of 2000"
+expect_eq "records before the restart" "$(records)" 2000
+expect_eq "trace_marker records" "$(grep -c 'ftrace:print .*buf=ringtap systemd test' /tmp/a.out)" 1
+# A pointer field holds a kernel address: /proc/kallsyms shows the daemon
+# addresses (CAP_SYSLOG), so the field is decoded to the function's name.
+ringtap stream -e timer:hrtimer_expire_entry -n 3 --no-time > /tmp/t.out 2> /tmp/t.err ||
+	fail "timer client: $(cat /tmp/t.err)"
+grep -q 'function=0x[0-9a-f]*<[a-z_]' /tmp/t.out || fail "pointer field not decoded to a symbol: $(cat /tmp/t.out)"
+pass "pointer field decoded to a symbol: $(grep -o 'function=[^ ]*' /tmp/t.out | head -n1)"
+
+# --- STATUS= ----------------------------------------------------------------------
+wait_for 15 sh -c 'systemctl show -p StatusText --value ringtapd | grep -q "events read"' ||
+	fail "no STATUS= text"
+# The test records, the marker and what the timer client's event added.
+status_counts_records() {
+	_n=$(systemctl show -p StatusText --value ringtapd |
+		sed -n 's/^1 subscriber(s), .* \([0-9]*\) events read; lost: 0 in the kernel .*/\1/p')
+	[ "${_n:-0}" -ge 2001 ]
+}
+wait_for 15 status_counts_records || fail "STATUS= text: $(systemctl show -p StatusText --value ringtapd)"
+systemctl status ringtapd.service --no-pager -l > /tmp/status 2>&1 || true
+grep -q 'Active: active (running)' /tmp/status || fail "status: $(cat /tmp/status)"
+grep -q 'Status: "1 subscriber(s)' /tmp/status || fail "status: $(cat /tmp/status)"
+pass "systemctl status: $(grep 'Status:' /tmp/status | sed 's/^ *//')"
+
+# --- journal --------------------------------------------------------------------
+case $variant in
+stock) want="trace_entry: 8 bytes, common fields type,flags,preempt_count,pid;" ;;
+padded) want="trace_entry: 12 bytes, common fields type,flags,preempt_count,pid,padding;" ;;
+rt) want="trace_entry: 12 bytes, common fields type,flags,preempt_count,pid,migrate_disable,preempt_lazy_count;" ;;
+esac
+# The start line has priority notice; a subscription's line (info) does not pass -p notice.
+journal -p notice | grep -qF "$want" || fail "journal lacks '$want': $(journal)"
+journal -p notice | grep -q subscribed && fail "an info line passed -p notice"
+pass "journal start line: $(journal -p notice | grep trace_entry)"
+
+# --- reload -----------------------------------------------------------------------
+mkdir -p /etc/ringtap
+printf 'max_clients = 5\nmax_queue_kb = 2048\n' > /etc/ringtap/ringtapd.conf
+systemctl reload ringtapd.service || fail "reload failed"
+wait_for 10 sh -c 'journalctl -u ringtapd -o cat | grep -q "reloaded /etc/ringtap/ringtapd.conf"' ||
+	fail "no reload line: $(journal)"
+journal | grep -q "reload: max_clients '64' -> '5'" || fail "max_clients not reloaded: $(journal)"
+expect_eq "main pid after reload" "$(unit_pid)" $pid
+kill -0 $client || fail "the client died on reload"
+
+# --- SIGKILL: systemd restarts it; the client reconnects and is told of the gap ---
+kill -KILL $pid
+wait_for 30 sh -c '[ "$(systemctl show -p NRestarts --value ringtapd)" = 1 ] &&
+	[ "$(systemctl is-active ringtapd)" = active ]' ||
+	fail "not restarted: $(systemctl status ringtapd --no-pager -l)"
+newpid=$(unit_pid)
+[ "$newpid" != "$pid" ] || fail "same pid after SIGKILL"
+wait_for 30 grep -q '^# gap: reconnected' /tmp/a.out || fail "no reconnection: $(cat /tmp/a.err)"
+journal -p warning | grep -q "removed a stale instance left by an earlier run" ||
+	fail "the killed daemon's instance was not reclaimed: $(journal)"
+pass "restarted as pid $newpid after SIGKILL of $pid; $(grep '^# gap: reconnected' /tmp/a.out)"
+wait_for 30 sh -c "journalctl _PID=$newpid -o cat | grep -q subscribed" ||
+	fail "client did not subscribe again"
+max_before=$(sed -n 's/.*seq=\([0-9]*\) cpu=0 .*/\1/p' /tmp/a.out | sort -n | tail -n1)
+echo 1000 > $RINGTAP_TEST/burst
+wait_for 30 sh -c '[ $(grep -c ringtap_test:ringtap_test /tmp/a.out) -ge 4000 ]' ||
+	fail "records after the restart: $(records) of 4000"
+expect_eq "records in all" "$(records)" 4000
+expect_eq "distinct (cpu, seq)" \
+	"$(sed -n 's/.* seq=\([0-9]*\) cpu=\([0-9]*\) .*/\2:\1/p' /tmp/a.out | sort -u | wc -l)" 4000
+after=$(sed -n '/^# gap: reconnected/,$p' /tmp/a.out | sed -n 's/.*seq=\([0-9]*\) cpu=0 .*/\1/p' |
+	sort -n | head -n1)
+[ "$after" -gt "$max_before" ] || fail "seq after the gap $after <= $max_before"
+pass "cpu0 seq resumes at $after after $max_before"
+
+# --- stop ---------------------------------------------------------------------------
+systemctl stop ringtapd.socket ringtapd.service
+expect_eq "service after stop" "$(systemctl is-active ringtapd.service)" inactive
+[ ! -e $T/instances/ringtap ] || fail "the tracefs instance is still there after stop"
+pass "stop removed the tracefs instance"
+kill -INT $client 2>/dev/null
+wait_or_dump $client 10 || true
+journal | grep -q "cpu0: .* records" || fail "no final report in the journal"
+journal | grep -i -E 'watchdog|assert|sanitizer' && fail "unexpected journal lines"
+pass "journal: $(journal | grep -c .) lines, last: $(journal | tail -n1)"
