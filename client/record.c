@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * ringtap record -o FILE: asks ringtapd for the RAW encoding and writes
- * every frame it sends, as it came (delimited protobuf: the Welcome with the
- * header_page and header_event texts, a Schema with the format text of each
- * event, then Pages of sub-buffers as the kernel wrote them, and Lost
- * reports). Any protobuf library reads the file back; the pages parse with
- * libtraceevent. A full disk stops the recording with a clear error and the
- * file holds whole frames up to there.
+ * ringtap record -o FILE: asks ringtapd for the RAW encoding and writes what
+ * it sends in one of two forms.
+ *
+ * trace.dat (FILE ending in .dat, or --format=trace.dat): trace-cmd's file,
+ * version 6 (tracedat.c), for trace-cmd report and KernelShark: the
+ * Welcome's header texts and clock, each Schema's format text, the pages by
+ * CPU, and the daemon's loss reports as each CPU's stats.
+ *
+ * protobuf (otherwise): every frame as it came, delimited: the Welcome with
+ * the header_page and header_event texts, a Schema with the format text of
+ * each event, then Pages of sub-buffers as the kernel wrote them, and Lost
+ * reports. Any protobuf library reads the file back; the pages parse with
+ * libtraceevent.
+ *
+ * A full disk stops the recording with a clear error; the file keeps what
+ * was whole before (frames, or pages in a trace.dat trace-cmd reads).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -20,12 +30,32 @@
 
 #include "record.h"
 #include "ringtap.h"
+#include "tracedat.h"
+
+enum record_format {
+	FORMAT_AUTO,		/* by the file name */
+	FORMAT_PROTOBUF,
+	FORMAT_TRACEDAT,
+};
+
+/* What the daemon reported lost on one CPU, by where it was lost. */
+struct cpu_losses {
+	uint64_t kernel, queue, malformed;
+	uint64_t uncounted;	/* reports whose count nobody kept */
+};
 
 struct recording {
-	FILE *out;
 	const char *path;
-	int write_error;
+	bool tracedat;
+	FILE *out;			/* protobuf */
+	int fd;				/* trace.dat */
+	struct tracedat *td;
+	unsigned int page_size;		/* the Welcome's sub-buffer size */
+	int write_error;		/* an errno value */
+	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
 	uint64_t frames, bytes, pages, lost;
+	struct cpu_losses *cpu;		/* Welcome.cpus of them */
+	unsigned int cpus;
 };
 
 static volatile sig_atomic_t stop;
@@ -35,10 +65,57 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+/* A base-128 varint at *pos; false when it runs past len or 64 bits. */
+static bool read_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned int shift = 0; *pos < len && shift < 64; shift += 7) {
+		uint8_t b = p[(*pos)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * trace.dat: the format text of each Schema. Schemas reach a client only
+ * through the tap; the frame's first key says which message it holds, so
+ * only Schemas are unpacked a second time (pages come from ringtap_next()).
+ */
+static void tap_schema(struct recording *r, const uint8_t *frame, size_t len)
+{
+	const Ringtap__Schema *s;
+	Ringtap__Frame *f;
+	size_t pos = 0, body;
+	uint64_t n, key;
+
+	if (!read_varint(frame, len, &pos, &n) || n != len - pos)
+		return;
+	body = pos;
+	if (!read_varint(frame, len, &pos, &key) || key >> 3 != RINGTAP__FRAME__MSG_SCHEMA)
+		return;
+	f = ringtap__frame__unpack(NULL, len - body, frame + body);
+	if (!f || f->msg_case != RINGTAP__FRAME__MSG_SCHEMA)
+		goto out;
+	s = f->schema;
+	if (!r->td || !s->format || !*s->format ||
+	    tracedat_add_format(r->td, s->system, s->format, strlen(s->format)))
+		r->bad_formats++;
+out:
+	if (f)
+		ringtap__frame__free_unpacked(f, NULL);
+}
+
 static void tap(void *ctx, const uint8_t *frame, size_t len)
 {
 	struct recording *r = ctx;
 
+	if (r->tracedat) {
+		tap_schema(r, frame, len);
+		return;
+	}
 	if (r->write_error)
 		return;
 	if (fwrite(frame, 1, len, r->out) != len || fflush(r->out)) {
@@ -53,9 +130,12 @@ static void usage(FILE *f)
 {
 	fputs("Usage: ringtap record -o FILE [OPTIONS]\n"
 	      "Records the daemon's raw stream (RAW encoding: format texts, sub-buffers as the\n"
-	      "kernel wrote them, loss reports) into FILE as delimited protobuf frames.\n"
+	      "kernel wrote them, loss reports) into FILE: a trace-cmd trace.dat (version 6,\n"
+	      "for trace-cmd report and KernelShark) when FILE ends in .dat, otherwise\n"
+	      "delimited protobuf frames as the daemon sent them.\n"
 	      "Shows progress on standard error; stops on Ctrl-C, SIGTERM or --duration.\n\n"
 	      "  -o, --output=FILE      the capture file (required)\n"
+	      "      --format=FORMAT    trace.dat or protobuf, whatever FILE is called\n"
 	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
 	      "  -e, --events=LIST      comma-separated system:event globs (default ringtap_test:*)\n"
 	      "  -d, --duration=SEC     stop after SEC seconds\n"
@@ -71,18 +151,164 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static uint64_t cpu_lost(const struct cpu_losses *l)
+{
+	return l->kernel + l->queue + l->malformed;
+}
+
+/* "N pages, B bytes, L lost (cpuC L, ...)": the first few CPUs that lost any. */
 static void progress(const struct recording *r, bool last)
 {
 	bool tty = isatty(STDERR_FILENO);
+	char per_cpu[128] = "";
+	size_t n = 0;
+	unsigned int shown = 0;
 
+	for (unsigned int i = 0; i < r->cpus && n < sizeof(per_cpu); i++) {
+		uint64_t lost = cpu_lost(&r->cpu[i]);
+
+		if (!lost)
+			continue;
+		if (shown++ == 4) {
+			n += (size_t)snprintf(per_cpu + n, sizeof(per_cpu) - n, ", ...");
+			break;
+		}
+		n += (size_t)snprintf(per_cpu + n, sizeof(per_cpu) - n, "%scpu%u %" PRIu64,
+				      shown > 1 ? ", " : " (", i, lost);
+	}
+	if (shown && n < sizeof(per_cpu))
+		snprintf(per_cpu + n, sizeof(per_cpu) - n, ")");
 	fprintf(stderr, "%sringtap record: %" PRIu64 " pages, %" PRIu64 " bytes, %" PRIu64
-		" lost%s", tty ? "\r" : "", r->pages, r->bytes, r->lost, tty && !last ? "" : "\n");
+		" lost%s%s", tty ? "\r" : "", r->pages, r->bytes, r->lost, per_cpu,
+		tty && !last ? "" : "\n");
+}
+
+static void count_loss(struct recording *r, unsigned int cpu, const Ringtap__Lost *l)
+{
+	struct cpu_losses *c = &r->cpu[cpu];
+
+	r->lost += l->count;
+	if (l->source == RINGTAP__LOSS_SOURCE__QUEUE)
+		c->queue += l->count;
+	else if (l->source == RINGTAP__LOSS_SOURCE__MALFORMED)
+		c->malformed += l->count;
+	else
+		c->kernel += l->count;
+	if (l->has_count_exact && !l->count_exact)
+		c->uncounted++;
+}
+
+/* The Welcome describes the file: byte order, long and sub-buffer size, CPUs, clock. */
+static int start_tracedat(struct recording *r, const Ringtap__Welcome *w)
+{
+	const Ringtap__Layout *l = w->layout;
+	struct tracedat_params p = {
+		.big_endian = l->big_endian,
+		.long_size = l->long_size,
+		.page_size = l->sub_buffer_size,
+		.cpus = w->cpus,
+	};
+	char *dir = strdup(r->path), *slash;
+	int ret;
+
+	if (!dir) {
+		fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* Spools next to the output: the same disk, the room it will need. */
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir] = '\0';
+	p.spool_dir = dir;
+	r->page_size = p.page_size;
+	ret = tracedat_open(&r->td, r->fd, &p);
+	if (ret) {
+		fprintf(stderr, "ringtap record: %s: a trace.dat for %u CPUs, %u-byte longs and "
+			"%u-byte sub-buffers in %s: %s\n", r->path, p.cpus, p.long_size,
+			p.page_size, dir, strerror(-ret));
+		goto out;
+	}
+	ret = tracedat_set_headers(r->td, l->header_page, strlen(l->header_page),
+				   l->header_event, strlen(l->header_event));
+	if (ret) {
+		fprintf(stderr, "ringtap record: the daemon's header texts: %s\n", strerror(-ret));
+		goto out;
+	}
+	/* Without it trace-cmd takes a ns clock; a name it cannot hold changes nothing else. */
+	tracedat_set_clock(r->td, w->trace_clock);
+out:
+	free(dir);
+	return ret;
+}
+
+/* The losses as each CPU's stats, then the pages into place. Returns the exit status. */
+static int finish_tracedat(struct recording *r)
+{
+	struct tracedat_result res;
+	int ret;
+
+	for (unsigned int i = 0; i < r->cpus; i++) {
+		const struct cpu_losses *l = &r->cpu[i];
+		char stats[256];
+
+		/* "overrun" as the kernel counts it: overwritten before it was read. */
+		snprintf(stats, sizeof(stats),
+			 "overrun: %" PRIu64 "\n"
+			 "ringtap queue lost: %" PRIu64 "\n"
+			 "ringtap malformed lost: %" PRIu64 "\n"
+			 "ringtap losses not counted: %" PRIu64 "\n",
+			 l->kernel, l->queue, l->malformed, l->uncounted);
+		tracedat_set_cpu_stats(r->td, i, stats);
+	}
+	if (r->bad_formats)
+		fprintf(stderr, "ringtap record: %u event formats missing from %s: trace-cmd will "
+			"not name those events\n", r->bad_formats, r->path);
+	ret = tracedat_finish(r->td, &res);
+	if (!ret)
+		return 0;
+	if (!res.readable)
+		fprintf(stderr, "ringtap record: writing %s: %s; it is no usable trace.dat\n",
+			r->path, strerror(-ret));
+	else
+		fprintf(stderr, "ringtap record: writing %s: %s; trace-cmd reads the %" PRIu64
+			" pages it holds, %" PRIu64 " more did not fit\n", r->path, strerror(-ret),
+			res.pages, res.pages_dropped);
+	return 1;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+/* One page into the trace.dat; false (and why, on stderr) when the recording must stop. */
+static bool add_page(struct recording *r, const struct ringtap_event *ev)
+{
+	int ret = tracedat_add_page(r->td, ev->cpu, ev->page->data, ev->page->len);
+
+	if (ret == -EINVAL) {
+		fprintf(stderr, "\nringtap record: a page of %zu bytes for cpu %u, where the "
+			"Welcome's layout says %u\n", ev->page->len, ev->cpu, r->page_size);
+		return false;
+	}
+	if (ret) {
+		r->write_error = -ret;
+		return false;
+	}
+	r->bytes += ev->page->len;
+	return true;
 }
 
 int cmd_record(int argc, char **argv)
 {
+	enum { OPT_FORMAT = 0x100 };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "socket", required_argument, NULL, 's' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -90,10 +316,12 @@ int cmd_record(int argc, char **argv)
 		{}
 	};
 	struct ringtap_client_opts opts = { .client_name = "ringtap record" };
-	struct recording r = { 0 };
+	struct recording r = { .fd = -1 };
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;
+	const Ringtap__Welcome *welcome;
 	const char *events[33] = { "ringtap_test:*" };
+	enum record_format format = FORMAT_AUTO;
 	double duration = 0, start, next_progress;
 	char *save = NULL;
 	int opt, ret = 0;
@@ -102,6 +330,17 @@ int cmd_record(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			r.path = optarg;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "trace.dat")) {
+				format = FORMAT_TRACEDAT;
+			} else if (!strcmp(optarg, "protobuf")) {
+				format = FORMAT_PROTOBUF;
+			} else {
+				fprintf(stderr, "ringtap record: --format wants trace.dat or "
+					"protobuf, not '%s'\n", optarg);
+				return 1;
+			}
 			break;
 		case 's':
 			opts.socket_path = optarg;
@@ -130,21 +369,38 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "ringtap record: -o FILE is required\n");
 		return 1;
 	}
-	r.out = fopen(r.path, "wbe");
-	if (!r.out) {
+	r.tracedat = format == FORMAT_TRACEDAT ||
+		     (format == FORMAT_AUTO && ends_with(r.path, ".dat"));
+	if (r.tracedat)
+		r.fd = open(r.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	else
+		r.out = fopen(r.path, "wbe");
+	if (r.tracedat ? r.fd < 0 : !r.out) {
 		fprintf(stderr, "ringtap record: %s: %s\n", r.path, strerror(errno));
 		return 1;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A file size limit then stops the recording like a full disk, with the file kept. */
+	signal(SIGXFSZ, SIG_IGN);
 	opts.events = events;
 	opts.encoding = RINGTAP__ENCODING__RAW;
 	opts.tap = tap;
 	opts.tap_ctx = &r;
 	if (ringtap_connect(&c, &opts, &err)) {
 		fprintf(stderr, "ringtap record: %s\n", err.text);
-		fclose(r.out);
-		return 1;
+		ret = 1;
+		goto out;
+	}
+	welcome = ringtap_welcome(c);
+	r.cpus = welcome->cpus;
+	r.cpu = calloc(r.cpus ? r.cpus : 1, sizeof(*r.cpu));
+	if (!r.cpu || (r.tracedat && start_tracedat(&r, welcome))) {
+		if (!r.cpu)
+			fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		ringtap_close(c);
+		ret = 1;
+		goto out;
 	}
 	start = now_s();
 	next_progress = start + 1;
@@ -161,25 +417,39 @@ int cmd_record(int argc, char **argv)
 		}
 		if (ev.kind == RINGTAP_END)
 			break;
-		if (ev.kind == RINGTAP_PAGE)
+		if (ev.kind == RINGTAP_PAGE) {
+			if (r.tracedat && !add_page(&r, &ev)) {
+				ret = 1;
+				break;
+			}
 			r.pages++;
+		}
 		if (ev.kind == RINGTAP_LOST)
-			r.lost += ev.lost->count;
+			count_loss(&r, ev.cpu, ev.lost);
 tick:
 		if (now_s() >= next_progress) {
 			progress(&r, false);
 			next_progress += 1;
 		}
 	}
+	/* The daemon is let go first: putting a big trace.dat together takes a while. */
+	ringtap_close(c);
 	progress(&r, true);
-	if (r.write_error) {
+	if (r.tracedat) {
+		/* A write error sticks in the writer: finish says it, with what the file holds. */
+		ret |= finish_tracedat(&r);
+	} else if (r.write_error) {
 		fprintf(stderr, "ringtap record: writing %s: %s; the file holds the %" PRIu64
 			" whole frames written before\n", r.path, strerror(r.write_error), r.frames);
 		ret = 1;
 	}
-	ringtap_close(c);
-	if (fclose(r.out) && !ret) {
-		fprintf(stderr, "ringtap record: closing %s: %s\n", r.path, strerror(errno));
+out:
+	tracedat_free(r.td);
+	free(r.cpu);
+	if (r.tracedat ? close(r.fd) : fclose(r.out)) {
+		if (!ret)
+			fprintf(stderr, "ringtap record: closing %s: %s\n", r.path,
+				strerror(errno));
 		ret = 1;
 	}
 	return ret;
