@@ -54,6 +54,7 @@ struct recording {
 	int write_error;		/* an errno value */
 	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
 	uint64_t frames, bytes, pages, lost;
+	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */
 	unsigned int cpus;
 };
@@ -139,6 +140,8 @@ static void usage(FILE *f)
 	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
 	      "  -e, --events=LIST      comma-separated system:event globs (default ringtap_test:*)\n"
 	      "  -d, --duration=SEC     stop after SEC seconds\n"
+	      "  -r, --reconnect        when ringtapd restarts, connect again and go on (the\n"
+	      "                         gap is counted in each CPU's stats)\n"
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -258,8 +261,9 @@ static int finish_tracedat(struct recording *r)
 			 "overrun: %" PRIu64 "\n"
 			 "ringtap queue lost: %" PRIu64 "\n"
 			 "ringtap malformed lost: %" PRIu64 "\n"
-			 "ringtap losses not counted: %" PRIu64 "\n",
-			 l->kernel, l->queue, l->malformed, l->uncounted);
+			 "ringtap losses not counted: %" PRIu64 "\n"
+			 "ringtap reconnections: %" PRIu64 "\n",
+			 l->kernel, l->queue, l->malformed, l->uncounted, r->gaps);
 		tracedat_set_cpu_stats(r->td, i, stats);
 	}
 	if (r->bad_formats)
@@ -303,6 +307,53 @@ static bool add_page(struct recording *r, const struct ringtap_event *ev)
 	return true;
 }
 
+/*
+ * The daemon went away (a restart): connect again with a growing pause, as
+ * long as the same kernel answers (the file's layout stays true), and mark
+ * the gap on every CPU: what happened meanwhile is not in the file.
+ */
+static struct ringtap_client *connect_again(struct recording *r,
+					    const struct ringtap_client_opts *opts,
+					    const Ringtap__Welcome *was, double deadline)
+{
+	unsigned int pause_ms = 100;
+	double since = now_s();
+
+	fprintf(stderr, "\nringtap record: ringtapd went away; reconnecting\n");
+	while (!stop && (!deadline || now_s() < deadline)) {
+		struct ringtap_connect_error err;
+		struct ringtap_client *c;
+		const Ringtap__Welcome *w;
+		struct timespec ts = { pause_ms / 1000, (long)(pause_ms % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+		if (pause_ms < 2000)
+			pause_ms *= 2;
+		if (ringtap_connect(&c, opts, &err)) {
+			if (err.refusal) {
+				fprintf(stderr, "ringtap record: %s\n", err.text);
+				return NULL;
+			}
+			continue;
+		}
+		w = ringtap_welcome(c);
+		if (strcmp(w->boot_id, was->boot_id) ||
+		    strcmp(w->layout->header_page, was->layout->header_page) || w->cpus != r->cpus) {
+			fprintf(stderr, "ringtap record: another boot or layout answered; the "
+				"recording ends here\n");
+			ringtap_close(c);
+			return NULL;
+		}
+		r->gaps++;
+		for (unsigned int cpu = 0; cpu < r->cpus; cpu++)
+			r->cpu[cpu].uncounted++;
+		fprintf(stderr, "ringtap record: reconnected after %.1f s; events in between are "
+			"not recorded\n", now_s() - since);
+		return c;
+	}
+	return NULL;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_FORMAT = 0x100 };
@@ -312,13 +363,15 @@ int cmd_record(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
+		{ "reconnect", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct ringtap_client_opts opts = { .client_name = "ringtap record" };
+	bool reconnect = false;
 	struct recording r = { .fd = -1 };
 	struct ringtap_connect_error err;
-	struct ringtap_client *c;
+	struct ringtap_client *c, *next;
 	const Ringtap__Welcome *welcome;
 	const char *events[33] = { "ringtap_test:*" };
 	enum record_format format = FORMAT_AUTO;
@@ -326,7 +379,7 @@ int cmd_record(int argc, char **argv)
 	char *save = NULL;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, ":o:s:e:d:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:s:e:d:rh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			r.path = optarg;
@@ -356,6 +409,9 @@ int cmd_record(int argc, char **argv)
 		}
 		case 'd':
 			duration = strtod(optarg, NULL);
+			break;
+		case 'r':
+			reconnect = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -410,13 +466,22 @@ int cmd_record(int argc, char **argv)
 
 		if (n == -EINTR || n == 0)
 			goto tick;
-		if (n < 0) {
-			fprintf(stderr, "\nringtap record: %s\n", ringtap_error_text(c));
-			ret = 1;
-			break;
+		if (n < 0 || ev.kind == RINGTAP_END) {
+			if (n < 0)
+				fprintf(stderr, "\nringtap record: %s\n", ringtap_error_text(c));
+			if (!reconnect) {
+				ret = n < 0;
+				break;
+			}
+			/* The old Welcome is what the new one must match: closed after. */
+			next = connect_again(&r, &opts, welcome, duration ? start + duration : 0);
+			ringtap_close(c);
+			c = next;
+			if (!c)
+				break;
+			welcome = ringtap_welcome(c);
+			goto tick;
 		}
-		if (ev.kind == RINGTAP_END)
-			break;
 		if (ev.kind == RINGTAP_PAGE) {
 			if (r.tracedat && !add_page(&r, &ev)) {
 				ret = 1;
