@@ -380,6 +380,10 @@ static int take_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 		ev->kind = RINGTAP_ERROR_FRAME;
 		ev->error = f->error;
 		break;
+	case RINGTAP__FRAME__MSG_HOST_TEXTS:
+		/* For the tap (a trace.dat writer); nothing to hand out. */
+		ringtap__frame__free_unpacked(f, NULL);
+		return 0;
 	default:
 		ret = fail(c, -EPROTO, "an unexpected %s frame", frame_name(f));
 		break;
@@ -571,6 +575,8 @@ static bool fill_subscription(const struct ringtap_client_opts *o, Ringtap__Subs
 	sub->fields = (char **)o->fields;
 	sub->has_common_fields = o->common_fields;
 	sub->common_fields = o->common_fields;
+	sub->has_host_texts = o->host_texts;
+	sub->host_texts = o->host_texts;
 	return true;
 }
 

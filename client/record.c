@@ -55,6 +55,7 @@ struct recording {
 	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
 	uint64_t frames, bytes, pages, lost;
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
+	unsigned int host_texts;	/* HostTexts frames taken */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */
 	unsigned int cpus;
 };
@@ -81,13 +82,13 @@ static bool read_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
 }
 
 /*
- * trace.dat: the format text of each Schema. Schemas reach a client only
- * through the tap; the frame's first key says which message it holds, so
- * only Schemas are unpacked a second time (pages come from ringtap_next()).
+ * trace.dat: the format text of each Schema and the HostTexts. They reach a
+ * client only through the tap; the frame's first key says which message it
+ * holds, so only those are unpacked a second time (pages come from
+ * ringtap_next()).
  */
-static void tap_schema(struct recording *r, const uint8_t *frame, size_t len)
+static void tap_texts(struct recording *r, const uint8_t *frame, size_t len)
 {
-	const Ringtap__Schema *s;
 	Ringtap__Frame *f;
 	size_t pos = 0, body;
 	uint64_t n, key;
@@ -95,15 +96,32 @@ static void tap_schema(struct recording *r, const uint8_t *frame, size_t len)
 	if (!read_varint(frame, len, &pos, &n) || n != len - pos)
 		return;
 	body = pos;
-	if (!read_varint(frame, len, &pos, &key) || key >> 3 != RINGTAP__FRAME__MSG_SCHEMA)
+	if (!read_varint(frame, len, &pos, &key) || (key >> 3 != RINGTAP__FRAME__MSG_SCHEMA &&
+						     key >> 3 != RINGTAP__FRAME__MSG_HOST_TEXTS))
 		return;
 	f = ringtap__frame__unpack(NULL, len - body, frame + body);
-	if (!f || f->msg_case != RINGTAP__FRAME__MSG_SCHEMA)
+	if (!f || !r->td)
 		goto out;
-	s = f->schema;
-	if (!r->td || !s->format || !*s->format ||
-	    tracedat_add_format(r->td, s->system, s->format, strlen(s->format)))
-		r->bad_formats++;
+	if (f->msg_case == RINGTAP__FRAME__MSG_SCHEMA) {
+		const Ringtap__Schema *s = f->schema;
+
+		if (!s->format || !*s->format ||
+		    tracedat_add_format(r->td, s->system, s->format, strlen(s->format)))
+			r->bad_formats++;
+	} else if (f->msg_case == RINGTAP__FRAME__MSG_HOST_TEXTS) {
+		const Ringtap__HostTexts *h = f->host_texts;
+
+		r->host_texts++;
+		/* What is missing stays empty: addresses and "<...>" in the report. */
+		if (h->has_kallsyms)
+			tracedat_set_kallsyms(r->td, (const char *)h->kallsyms.data, h->kallsyms.len);
+		if (h->has_printk_formats)
+			tracedat_set_printk_formats(r->td, (const char *)h->printk_formats.data,
+						    h->printk_formats.len);
+		if (h->has_saved_cmdlines)
+			tracedat_set_cmdlines(r->td, (const char *)h->saved_cmdlines.data,
+					      h->saved_cmdlines.len);
+	}
 out:
 	if (f)
 		ringtap__frame__free_unpacked(f, NULL);
@@ -114,7 +132,7 @@ static void tap(void *ctx, const uint8_t *frame, size_t len)
 	struct recording *r = ctx;
 
 	if (r->tracedat) {
-		tap_schema(r, frame, len);
+		tap_texts(r, frame, len);
 		return;
 	}
 	if (r->write_error)
@@ -354,6 +372,36 @@ static struct ringtap_client *connect_again(struct recording *r,
 	return NULL;
 }
 
+/*
+ * The kernel saves a process's name when an event of it is traced: the
+ * cmdlines sent at the start lack the processes the recording met. Ask
+ * again at the end (pages still arriving meanwhile are kept), two seconds
+ * at most; without an answer the file keeps the first ones.
+ */
+static void refresh_host_texts(struct recording *r, struct ringtap_client *c,
+			       const struct ringtap_client_opts *opts)
+{
+	unsigned int had = r->host_texts;
+	double until = now_s() + 2;
+
+	if (ringtap_update(c, opts))
+		return;
+	while (r->host_texts == had && now_s() < until) {
+		struct ringtap_event ev;
+		int n = ringtap_next(c, &ev, 100);
+
+		if (n < 0 || (n > 0 && ev.kind == RINGTAP_END))
+			return;
+		if (n > 0 && ev.kind == RINGTAP_PAGE) {
+			if (!add_page(r, &ev))
+				return;
+			r->pages++;
+		}
+		if (n > 0 && ev.kind == RINGTAP_LOST)
+			count_loss(r, ev.cpu, ev.lost);
+	}
+}
+
 int cmd_record(int argc, char **argv)
 {
 	enum { OPT_FORMAT = 0x100 };
@@ -443,6 +491,7 @@ int cmd_record(int argc, char **argv)
 	opts.encoding = RINGTAP__ENCODING__RAW;
 	opts.tap = tap;
 	opts.tap_ctx = &r;
+	opts.host_texts = r.tracedat;
 	if (ringtap_connect(&c, &opts, &err)) {
 		fprintf(stderr, "ringtap record: %s\n", err.text);
 		ret = 1;
@@ -497,6 +546,8 @@ tick:
 			next_progress += 1;
 		}
 	}
+	if (r.tracedat && c && !ret && !r.write_error)
+		refresh_host_texts(&r, c, &opts);
 	/* The daemon is let go first: putting a big trace.dat together takes a while. */
 	ringtap_close(c);
 	progress(&r, true);

@@ -61,6 +61,11 @@ struct ringtap_client_opts {
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void *tap_ctx;
 	int timeout_ms;			/* for connect and handshake; 0: 5000 */
+	/*
+	 * RAW: ask for a HostTexts frame after the Welcome (kallsyms, printk
+	 * formats, saved cmdlines), which only the tap sees.
+	 */
+	bool host_texts;
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */

@@ -397,6 +397,25 @@ int rt_encode_heartbeat_frame(uint64_t trace_clock_ns, uint64_t realtime_ns, str
 	return put_frame(&frame, out);
 }
 
+int rt_encode_host_texts_frame(const struct rt_host_texts *t, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__HostTexts h = RINGTAP__HOST_TEXTS__INIT;
+
+	h.has_kallsyms = t->kallsyms != NULL;
+	h.kallsyms.data = (uint8_t *)t->kallsyms;
+	h.kallsyms.len = t->kallsyms_len;
+	h.has_printk_formats = t->printk_formats != NULL;
+	h.printk_formats.data = (uint8_t *)t->printk_formats;
+	h.printk_formats.len = t->printk_formats_len;
+	h.has_saved_cmdlines = t->saved_cmdlines != NULL;
+	h.saved_cmdlines.data = (uint8_t *)t->saved_cmdlines;
+	h.saved_cmdlines.len = t->saved_cmdlines_len;
+	frame.msg_case = RINGTAP__FRAME__MSG_HOST_TEXTS;
+	frame.host_texts = &h;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

@@ -82,5 +82,12 @@ int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 			    const struct rt_host *host, const struct rt_layout *layout,
 			    struct rt_buf *out);
 int rt_encode_heartbeat_frame(uint64_t trace_clock_ns, uint64_t realtime_ns, struct rt_buf *out);
+
+/* The texts a trace.dat carries besides formats; a NULL text is left out. */
+struct rt_host_texts {
+	const char *kallsyms, *printk_formats, *saved_cmdlines;
+	size_t kallsyms_len, printk_formats_len, saved_cmdlines_len;
+};
+int rt_encode_host_texts_frame(const struct rt_host_texts *texts, struct rt_buf *out);
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
 int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

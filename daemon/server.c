@@ -153,12 +153,27 @@ static void conn_finish(struct rt_conn *c, struct rt_buf *frame)
 	c->state = CONN_CLOSING;
 }
 
+/*
+ * Client-chosen text (its name, an event glob, a filter) goes into log lines:
+ * a newline in it would start a forged line, with the journal priority of
+ * whatever "<N>" follows.
+ */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+}
+
 static void refuse(struct rt_conn *c, Ringtap__RefusalReason reason, const char *text)
 {
 	struct rt_buf b = { 0 };
+	char logged[256];
 
+	snprintf(logged, sizeof(logged), "%s", text);
+	printable(logged);
 	rt_log(LOG_NOTICE, "client %s (pid %d uid %u) refused: %s", c->name, (int)c->pid,
-	       (unsigned int)c->uid, text);
+	       (unsigned int)c->uid, logged);
 	if (rt_encode_refusal_frame(reason, text, &b)) {
 		rt_buf_free(&b);
 		c->dead = "refused";
@@ -337,6 +352,46 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 	return rt_subscriber_select_pids(&c->sub, sub->pids, sub->n_pids);
 }
 
+/*
+ * For trace.dat writers: kallsyms, printk formats and saved cmdlines, read
+ * now (cmdlines change). A text that cannot be read is left out, not fatal:
+ * the file then shows addresses or "<...>", as trace-cmd's would.
+ */
+static int push_host_texts(struct rt_conn *c)
+{
+	static const char *const names[] = { "kallsyms", "printk_formats", "saved_cmdlines" };
+	char *text[3] = { NULL };
+	size_t len[3] = { 0 };
+	struct rt_host_texts t;
+	struct rt_buf b = { 0 };
+	int ret;
+
+	for (int i = 0; i < 3; i++) {
+		if (rt_session_read_text(c->srv->session, names[i], &text[i], &len[i]))
+			rt_log(LOG_NOTICE, "client %s: no %s to send", c->name, names[i]);
+		/* Together they must fit in one frame a client accepts. */
+		if (text[i] && len[i] > (i == 0 ? RT_WIRE_MAX_FRAME_DEFAULT - (4u << 20) : 1u << 20)) {
+			rt_log(LOG_NOTICE, "client %s: %s is %zu bytes, too big to send", c->name,
+			       names[i], len[i]);
+			free(text[i]);
+			text[i] = NULL;
+		}
+	}
+	t = (struct rt_host_texts){
+		.kallsyms = text[0], .kallsyms_len = len[0],
+		.printk_formats = text[1], .printk_formats_len = len[1],
+		.saved_cmdlines = text[2], .saved_cmdlines_len = len[2],
+	};
+	ret = rt_encode_host_texts_frame(&t, &b);
+	if (!ret)
+		ret = conn_push(c, &b);
+	if (ret)
+		rt_buf_free(&b);
+	for (int i = 0; i < 3; i++)
+		free(text[i]);
+	return ret;
+}
+
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
@@ -348,8 +403,10 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	struct rt_buf b = { 0 };
 	int ret;
 
-	if (hello->client_name)
+	if (hello->client_name) {
 		snprintf(c->name, sizeof(c->name), "%s", hello->client_name);
+		printable(c->name);
+	}
 	if (!c->authorized) {
 		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED,
 		       "the peer is neither root nor in the allowed group");
@@ -398,6 +455,12 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		c->dead = "cannot send Welcome";
 		return;
 	}
+	if (c->encoding == RINGTAP__ENCODING__RAW && hello->subscription &&
+	    hello->subscription->has_host_texts && hello->subscription->host_texts &&
+	    push_host_texts(c)) {
+		c->dead = "cannot send HostTexts";
+		return;
+	}
 	c->state = CONN_STREAMING;
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
@@ -428,8 +491,15 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 			 * client must not get one twice); replace the selection.
 			 */
 			rt_subscriber_clear_selection(&c->sub);
-			if (subscribe(c, f->update->subscription, &why) < 0)
+			if (subscribe(c, f->update->subscription, &why) < 0) {
 				send_error(c, EINVAL, "the updated subscription cannot be served");
+				return;
+			}
+			/* A recorder asks again at its end: cmdlines seen meanwhile. */
+			if (c->encoding == RINGTAP__ENCODING__RAW &&
+			    f->update->subscription->has_host_texts &&
+			    f->update->subscription->host_texts && push_host_texts(c))
+				c->dead = "cannot send HostTexts";
 			return;
 		}
 		send_error(c, EPROTO, "unexpected message");

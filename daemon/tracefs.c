@@ -341,22 +341,15 @@ static bool has_pointer_field(struct rt_layout *l)
 	return false;
 }
 
-int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
+/* A whole file of unknown size (proc and tracefs files report 0), NUL-terminated. */
+static int read_all(const char *path, char **out, size_t *out_len)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL;
-	FILE *f;
+	_cleanup_free_ char *text = NULL;
 	size_t cap = 0, len = 0;
-	int n = 0;
+	FILE *f = fopen(path, "re");
 
-	if (s->symbols_loaded || !has_pointer_field(l))
-		return 0;
-	s->symbols_loaded = true;
-	if (s->read_only ? asprintf(&path, "%s/kallsyms", s->tracing_dir) < 0 :
-			   !(path = strdup("/proc/kallsyms")))
-		return -ENOMEM;
-	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -errno;
 	for (;;) {
 		size_t r;
 
@@ -375,14 +368,54 @@ int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
 		len += r;
 	}
 	fclose(f);
-	if (!text)
-		return 0;
 	text[len] = '\0';
+	*out = text;
+	*out_len = len;
+	text = NULL;
+	return 0;
+}
+
+static char *kallsyms_path(const struct rt_session *s)
+{
+	char *path = NULL;
+
+	if (s->read_only)
+		return asprintf(&path, "%s/kallsyms", s->tracing_dir) < 0 ? NULL : path;
+	return strdup("/proc/kallsyms");
+}
+
+int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	size_t len;
+	int n = 0;
+
+	if (s->symbols_loaded || !has_pointer_field(l))
+		return 0;
+	s->symbols_loaded = true;
+	path = kallsyms_path(s);
+	if (!path)
+		return -ENOMEM;
+	if (read_all(path, &text, &len))
+		return 0;
 	if (tep_parse_kallsyms(l->tep, text))
 		return -EINVAL;
 	for (char *p = text; (p = strchr(p, '\n')); p++)
 		n++;
 	return n;
+}
+
+int rt_session_read_text(struct rt_session *s, const char *name, char **text, size_t *len)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (!strcmp(name, "kallsyms"))
+		path = kallsyms_path(s);
+	else if (asprintf(&path, "%s/%s", s->tracing_dir, name) < 0)
+		path = NULL;
+	if (!path)
+		return -ENOMEM;
+	return read_all(path, text, len);
 }
 
 int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)

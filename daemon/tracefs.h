@@ -66,6 +66,13 @@ int rt_session_enable(struct rt_session *session, struct rt_layout *layout,
  */
 int rt_session_symbols(struct rt_session *session, struct rt_layout *layout);
 
+/*
+ * A text of the top level a trace.dat carries: "kallsyms" (/proc/kallsyms,
+ * or the captured tree's copy), "printk_formats", "saved_cmdlines".
+ * *text is NUL-terminated; the caller frees it.
+ */
+int rt_session_read_text(struct rt_session *session, const char *name, char **text, size_t *len);
+
 /* Reads per_cpu/cpuN/stats: the kernel's own loss counters. */
 struct rt_cpu_stats {
 	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;

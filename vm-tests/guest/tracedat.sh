@@ -7,9 +7,10 @@ sock=/run/ringtap/ringtapd.sock
 ringtapd -s $sock 2> /tmp/d.err &
 daemon=$!
 wait_lines /tmp/d.err "listening on"
-mkdir -p /tmp/full && mount -t tmpfs -o size=48k tmpfs /tmp/full
+mkdir -p /tmp/full && # Room for the header (kallsyms is ~1 MB here) and a part of the pages.
+mount -t tmpfs -o size=1280k tmpfs /tmp/full
 cd /tmp
-ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/ringtap.dat 2> /tmp/r.err &
+ringtap record -s $sock -e ringtap_test:ringtap_test,ftrace:print -o /tmp/ringtap.dat 2> /tmp/r.err &
 r=$!
 ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/full/ringtap.dat 2> /tmp/full.err &
 full=$!
@@ -29,24 +30,28 @@ sleep 1
 echo 2000 > $RINGTAP_TEST/burst
 sleep 1
 echo 2000 > $RINGTAP_TEST/burst
+echo "ringtap marker" > $T/instances/ringtap/trace_marker
 sleep 1
 kill -INT $tc
 wait_or_dump $tc 60 || fail "trace-cmd record: $(cat /tmp/t.err)"
 wait_or_dump $full 30 && fail "recording onto a full disk succeeded"
 grep -q "No space left on device" /tmp/full.err || fail "no clear error: $(cat /tmp/full.err)"
 pass "full disk: $(tail -n1 /tmp/full.err)"
-kill -INT $daemon
-wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d.err)"
+# Ctrl-C on the recorder, as a user stops it: it asks for the cmdlines again.
+kill -INT $r
 wait_or_dump $r 30 || fail "ringtap record: $(cat /tmp/r.err)"
 tail -n2 /tmp/r.err
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d.err)"
 
-# Event lines without timestamp and process name: "PID [CPU] EVENT: PAYLOAD".
+# Event lines without the timestamp: "COMM-PID [CPU] EVENT: PAYLOAD" (the
+# process names come from the saved cmdlines the daemon sent).
 # (The report's text goes to /tmp/report.*: the full disk has no room for it.)
 report() {
 	_r=/tmp/report.$(echo "$1" | tr / _)
 	trace-cmd report -i "$1" > "$_r.txt" 2> "$_r.err" || fail "trace-cmd report $1: $(cat "$_r.err")"
 	[ ! -s "$_r.err" ] || fail "trace-cmd report $1 warned: $(cat "$_r.err")"
-	sed -n 's/^ *.*-\([0-9]*\) *\[\([0-9]*\)\] *[0-9.]*: *\(ringtap_test: .*\)$/\1 [\2] \3/p' "$_r.txt"
+	sed -n 's/^ *\(.*-[0-9]*\) *\[\([0-9]*\)\] *[0-9.]*: *\(ringtap_test: .*\)$/\1 [\2] \3/p' "$_r.txt"
 }
 # Each CPU's events in order: across CPUs report merges by timestamp, and the
 # two recordings' buffers stamp the same event a few ns apart.
@@ -58,6 +63,10 @@ cmp -s /tmp/ringtap.lines /tmp/trace-cmd.lines ||
 	fail "event lines differ: $(diff /tmp/ringtap.lines /tmp/trace-cmd.lines | head -n 12 | tr "\n" "|")"
 pass "trace-cmd report: the same 8000 event lines from both recordings"
 grep -q 'EVENTS DROPPED' /tmp/report._tmp_ringtap.dat.txt && fail "ringtap's recording reports drops"
+# The marker's ip printed as a function name: the daemon sent kallsyms.
+grep -q 'print: *tracing_mark_write: ringtap marker' /tmp/report._tmp_ringtap.dat.txt ||
+	fail "marker without its symbol: $(grep 'ringtap marker' /tmp/report._tmp_ringtap.dat.txt)"
+pass "kallsyms in the file: $(grep -o 'print: *tracing_mark_write: ringtap marker' /tmp/report._tmp_ringtap.dat.txt)"
 echo "note: file sizes: ringtap.dat $(wc -c < /tmp/ringtap.dat) B, trace-cmd.dat $(wc -c < /tmp/trace-cmd.dat) B (both version 6, uncompressed); ringtap: $(grep -o '[0-9]* pages' /tmp/r.err | tail -n1) read every 50 ms"
 
 n=$(report /tmp/full/ringtap.dat | grep -c .)
