@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rt-guest-load SOCKET N: N subscribers in one process, for the load test.
+ * Connection i takes ringtap_test:ringtap_test as kind i % 5:
+ *   0 "all"     DECODED, every CPU, read as fast as it comes
+ *   1 "cpu0"    DECODED, CPU 0 only
+ *   2 "fixed"   FIXED (padded-2012), every CPU
+ *   3 "filter"  DECODED with the filter "cpu == 1"
+ *   4 "slow"    DECODED, every CPU, one event per 20 ms at most until SIGUSR1,
+ *               then as fast as the others (to take the rest before the stop)
+ * It reads until every connection has ended (the daemon stopping ends them)
+ * and prints, per connection and CPU, records delivered and records the
+ * daemon reported lost, plus the sequence numbers' check for DECODED ones:
+ *   conn I KIND cpuC delivered D lost L exact E dup U
+ * (exact 0 when a loss report had no count). Exit status 1 when a
+ * connection failed or a sequence number came twice or went backwards.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ringtap.h"
+
+#define MAX_CPUS 8
+
+static const char *const kinds[] = { "all", "cpu0", "fixed", "filter", "slow" };
+#define SLOW 4
+
+static volatile sig_atomic_t catch_up;
+
+static void on_usr1(int sig)
+{
+	catch_up = 1;
+}
+
+struct conn {
+	struct ringtap_client *c;
+	int kind;
+	bool ended;
+	int seq_field;			/* index of "seq" in the Schema, -1 until known */
+	uint64_t delivered[MAX_CPUS], lost[MAX_CPUS];
+	bool inexact[MAX_CPUS], seen[MAX_CPUS];
+	uint64_t last_seq[MAX_CPUS], bad_seq[MAX_CPUS];
+	uint64_t next_read_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static void take(struct conn *k, const struct ringtap_event *ev)
+{
+	unsigned int cpu = ev->cpu < MAX_CPUS ? ev->cpu : 0;
+
+	switch (ev->kind) {
+	case RINGTAP_RECORD:
+		k->delivered[cpu]++;
+		if (k->seq_field < 0)
+			for (size_t i = 0; i < ev->schema->n_fields; i++)
+				if (!strcmp(ev->schema->fields[i]->name, "seq"))
+					k->seq_field = (int)i;
+		if (k->seq_field >= 0 && (size_t)k->seq_field < ev->record->n_fields) {
+			uint64_t seq = ev->record->fields[k->seq_field]->u;
+
+			if (k->seen[cpu] && seq <= k->last_seq[cpu])
+				k->bad_seq[cpu]++;
+			k->seen[cpu] = true;
+			k->last_seq[cpu] = seq;
+		}
+		break;
+	case RINGTAP_FIXED:
+		k->delivered[cpu]++;
+		break;
+	case RINGTAP_LOST:
+		k->lost[cpu] += ev->lost->count;
+		if (ev->lost->has_count_exact && !ev->lost->count_exact)
+			k->inexact[cpu] = true;
+		break;
+	default:
+		break;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const events[] = { "ringtap_test:ringtap_test", NULL };
+	static const uint32_t cpu0[] = { 0 };
+	struct conn *conns;
+	struct pollfd *pfd;
+	int n, open_conns, rc = 0;
+
+	if (argc != 3 || (n = atoi(argv[2])) <= 0) {
+		fprintf(stderr, "usage: rt-guest-load SOCKET N\n");
+		return 2;
+	}
+	conns = calloc((size_t)n, sizeof(*conns));
+	pfd = calloc((size_t)n, sizeof(*pfd));
+	if (!conns || !pfd)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		struct ringtap_client_opts o = {
+			.socket_path = argv[1],
+			.client_name = "load",
+			.events = events,
+		};
+		struct ringtap_connect_error err;
+
+		conns[i].kind = i % 5;
+		conns[i].seq_field = -1;
+		if (conns[i].kind == 1) {
+			o.cpus = cpu0;
+			o.n_cpus = 1;
+		} else if (conns[i].kind == 2) {
+			o.encoding = RINGTAP__ENCODING__FIXED;
+		} else if (conns[i].kind == 3) {
+			o.filter = "cpu == 1";
+		}
+		if (ringtap_connect(&conns[i].c, &o, &err)) {
+			fprintf(stderr, "conn %d: %s\n", i, err.text);
+			return 1;
+		}
+	}
+	signal(SIGUSR1, on_usr1);
+	printf("load: %d subscribed\n", n);
+	fflush(stdout);
+	open_conns = n;
+	while (open_conns > 0) {
+		uint64_t t = now_ns();
+
+		for (int i = 0; i < n; i++) {
+			pfd[i].fd = conns[i].ended ? -1 : ringtap_fd(conns[i].c);
+			pfd[i].events = POLLIN;
+			/* A slow reader is not even polled until its next turn. */
+			if (conns[i].kind == SLOW && !catch_up && t < conns[i].next_read_ns)
+				pfd[i].fd = -1;
+		}
+		if (poll(pfd, (nfds_t)n, 2) < 0 && errno != EINTR)
+			return 1;
+		for (int i = 0; i < n; i++) {
+			struct conn *k = &conns[i];
+			struct ringtap_event ev;
+			int got;
+
+			if (k->ended || (k->kind == SLOW && !catch_up && now_ns() < k->next_read_ns))
+				continue;
+			while ((got = ringtap_next(k->c, &ev, 0)) != 0) {
+				if (got == -EINTR)
+					continue;
+				if (got < 0 || ev.kind == RINGTAP_END || ev.kind == RINGTAP_ERROR_FRAME) {
+					if (got < 0 || ev.kind == RINGTAP_ERROR_FRAME) {
+						fprintf(stderr, "conn %d: %s\n", i,
+							got < 0 ? ringtap_error_text(k->c) :
+								  ev.error->text);
+						rc = 1;
+					}
+					k->ended = true;
+					open_conns--;
+					break;
+				}
+				take(k, &ev);
+				if (k->kind == SLOW && !catch_up && ev.kind == RINGTAP_RECORD) {
+					k->next_read_ns = now_ns() + 20000000;
+					break;
+				}
+			}
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
+			struct conn *k = &conns[i];
+
+			if (!k->delivered[cpu] && !k->lost[cpu])
+				continue;
+			printf("conn %d %s cpu%d delivered %" PRIu64 " lost %" PRIu64
+			       " exact %d dup %" PRIu64 "\n", i, kinds[k->kind], cpu,
+			       k->delivered[cpu], k->lost[cpu], !k->inexact[cpu], k->bad_seq[cpu]);
+			if (k->bad_seq[cpu])
+				rc = 1;
+		}
+		ringtap_close(conns[i].c);
+	}
+	free(conns);
+	free(pfd);
+	return rc;
+}
