@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	}
 	opts.tracing_dir = argv[1];
 	if (rt_session_open(&s, &opts, &why) || rt_session_layout(s, &l, &why) ||
-	    rt_session_enable(s, l, events, &why) < 0 || rt_decoder_new(&d, l)) {
+	    rt_session_enable(s, l, events, 0, &why) < 0 || rt_decoder_new(&d, l)) {
 		fprintf(stderr, "decode-bench: %s failed\n", why);
 		return 1;
 	}

@@ -541,7 +541,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 		int ret = split_list(next.str[RT_CONF_EVENTS], &globs);
 
 		if (!ret)
-			ret = rt_session_enable(d->session, d->layout, (const char *const *)globs, &why);
+			ret = rt_session_enable(d->session, d->layout, (const char *const *)globs, 0, &why);
 		if (ret < 0)
 			rt_log(LOG_ERR, "reload: events: %s: %s", why, strerror(-ret));
 		free_globs(globs);
@@ -646,7 +646,7 @@ static int run(struct ringtapd *d)
 	}
 	log_layout(d);
 	ret = d->event_globs ? rt_session_enable(d->session, d->layout,
-						 (const char *const *)d->event_globs, &why) : 0;
+						 (const char *const *)d->event_globs, 0, &why) : 0;
 	if (ret < 0) {
 		rt_log(LOG_ERR, "enabling events: %s: %s", why, strerror(-ret));
 		return ret;

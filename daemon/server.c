@@ -311,7 +311,7 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 		return -ENOMEM;
 	for (size_t i = 0; i < sub->n_events; i++)
 		globs[i] = sub->events[i];
-	ret = rt_session_enable(srv->session, srv->layout, globs, why);
+	ret = rt_session_enable(srv->session, srv->layout, globs, srv->max_events, why);
 	if (ret < 0)
 		return ret;
 	rt_session_symbols(srv->session, srv->layout);

@@ -98,11 +98,56 @@ static int add_system(char ***list, const char *name)
 	return 0;
 }
 
+/*
+ * Every event the globs match, once per glob that matches it; enabled (and
+ * counted in *n) when l is given, only counted otherwise.
+ */
+static int walk_matches(struct rt_session *s, char **systems, const char *const *globs,
+			struct rt_layout *l, unsigned int *n, const char **why)
+{
+	int ret = 0;
+
+	for (const char *const *g = globs; g && *g && !ret; g++) {
+		const char *colon = strchr(*g, ':');
+		_cleanup_free_ char *sysglob = colon ? strndup(*g, colon - *g) : strdup("*");
+		const char *evglob = colon ? colon + 1 : *g;
+		bool matched = false;
+
+		if (!sysglob)
+			return -ENOMEM;
+		for (char **sys = systems; *sys && !ret; sys++) {
+			char **events;
+
+			if (fnmatch(sysglob, *sys, 0))
+				continue;
+			events = tracefs_system_events(s->tracing_dir, *sys);
+			for (char **ev = events; ev && *ev && !ret; ev++) {
+				if (fnmatch(evglob, *ev, 0))
+					continue;
+				matched = true;
+				if (!l) {
+					(*n)++;
+				} else if (!has_event(s, *sys, *ev)) {
+					ret = enable_one(s, l, *sys, *ev, why);
+					*n += !ret;
+				}
+			}
+			tracefs_list_free(events);
+		}
+		if (!ret && !matched) {
+			*why = *g;	/* the glob that matched nothing */
+			ret = -ENOENT;
+		}
+	}
+	return ret;
+}
+
 int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *const *globs,
-		      const char **why)
+		      unsigned int max_matches, const char **why)
 {
 	char **systems = tracefs_event_systems(s->tracing_dir);
-	int added = 0, ret = 0;
+	unsigned int matches = 0, added = 0;
+	int ret;
 
 	if (!systems) {
 		*why = "listing event systems";
@@ -114,40 +159,16 @@ int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *con
 		tracefs_list_free(systems);
 		return -ENOMEM;
 	}
-	for (const char *const *g = globs; g && *g && !ret; g++) {
-		const char *colon = strchr(*g, ':');
-		_cleanup_free_ char *sysglob = colon ? strndup(*g, colon - *g) : strdup("*");
-		const char *evglob = colon ? colon + 1 : *g;
-		bool matched = false;
-
-		if (!sysglob) {
-			ret = -ENOMEM;
-			break;
-		}
-		for (char **sys = systems; *sys && !ret; sys++) {
-			char **events;
-
-			if (fnmatch(sysglob, *sys, 0))
-				continue;
-			events = tracefs_system_events(s->tracing_dir, *sys);
-			for (char **ev = events; ev && *ev && !ret; ev++) {
-				if (fnmatch(evglob, *ev, 0))
-					continue;
-				matched = true;
-				if (has_event(s, *sys, *ev))
-					continue;
-				ret = enable_one(s, l, *sys, *ev, why);
-				added += !ret;
-			}
-			tracefs_list_free(events);
-		}
-		if (!ret && !matched) {
-			*why = *g;	/* the glob that matched nothing */
-			ret = -ENOENT;
-		}
+	/* Counted before anything is switched on: a refused subscription enables nothing. */
+	ret = max_matches ? walk_matches(s, systems, globs, NULL, &matches, why) : 0;
+	if (!ret && matches > max_matches) {
+		*why = "the patterns match more events than max_events allows";
+		ret = -E2BIG;
 	}
+	if (!ret)
+		ret = walk_matches(s, systems, globs, l, &added, why);
 	tracefs_list_free(systems);
-	return ret ? ret : added;
+	return ret ? ret : (int)added;
 }
 
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, const char **why)

@@ -52,10 +52,11 @@ int rt_session_layout(struct rt_session *session, struct rt_layout **out, const 
  * Enables the events matching "system:event" globs (NULL-terminated) that
  * are not on yet: their formats go into the layout first, so no record
  * arrives that the layout cannot decode. Returns how many were added, or
- * -errno (-ENOENT with *why set to a glob that matched nothing).
+ * -errno (-ENOENT with *why set to a glob that matched nothing; -E2BIG,
+ * nothing enabled, when max_matches is not 0 and the globs match more).
  */
 int rt_session_enable(struct rt_session *session, struct rt_layout *layout,
-		      const char *const *globs, const char **why);
+		      const char *const *globs, unsigned int max_matches, const char **why);
 
 /*
  * Loads kernel symbols into the layout's tep when a selected event has a

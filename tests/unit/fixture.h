@@ -33,7 +33,7 @@ static inline int fixture_open(struct fixture *fx, const char *root, const char 
 	if (!ret)
 		ret = rt_session_layout(fx->session, &fx->layout, &why);
 	if (!ret)
-		ret = rt_session_enable(fx->session, fx->layout, events, &why);
+		ret = rt_session_enable(fx->session, fx->layout, events, 0, &why);
 	if (ret > 0)
 		ret = 0;
 	if (!ret)
