@@ -380,6 +380,12 @@ static int take_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 		ev->kind = RINGTAP_ERROR_FRAME;
 		ev->error = f->error;
 		break;
+	case RINGTAP__FRAME__MSG_CPU_STATE:
+		ret = check_cpu(c, f->cpu_state->cpu, "a CpuState");
+		ev->kind = RINGTAP_CPU_STATE;
+		ev->cpu = f->cpu_state->cpu;
+		ev->cpu_state = f->cpu_state;
+		break;
 	case RINGTAP__FRAME__MSG_HOST_TEXTS:
 		/* For the tap (a trace.dat writer); nothing to hand out. */
 		ringtap__frame__free_unpacked(f, NULL);
@@ -1110,6 +1116,11 @@ int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_ev
 		format_record(&s, c, ev, flags);
 	else if (ev->kind == RINGTAP_LOST && ev->lost)
 		format_lost(&s, ev->lost, flags & RINGTAP_FORMAT_JSON);
+	else if (ev->kind == RINGTAP_CPU_STATE && ev->cpu_state)
+		put(&s, flags & RINGTAP_FORMAT_JSON ? "{\"cpu\":%u,\"online\":%s}" : "# cpu %u %s",
+		    ev->cpu_state->cpu, flags & RINGTAP_FORMAT_JSON ?
+		    (ev->cpu_state->online ? "true" : "false") :
+		    (ev->cpu_state->online ? "online" : "offline"));
 	else
 		return -EINVAL;
 	return s.len > INT32_MAX ? -EOVERFLOW : (int)s.len;

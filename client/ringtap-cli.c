@@ -248,6 +248,12 @@ static void drain(struct stream *s)
 				s->done = true;
 			}
 			break;
+		case RINGTAP_CPU_STATE:
+			if (print_event(s, &ev)) {
+				s->exit_code = 1;
+				s->done = true;
+			}
+			break;
 		case RINGTAP_HEARTBEAT:
 		case RINGTAP_FIXED:	/* stream asks for DECODED: these never come */
 		case RINGTAP_PAGE:

@@ -125,6 +125,7 @@ enum ringtap_event_kind {
 	RINGTAP_HEARTBEAT,	/* heartbeat */
 	RINGTAP_ERROR_FRAME,	/* error: the daemon gives up and closes the connection */
 	RINGTAP_END,		/* the daemon closed the connection between frames */
+	RINGTAP_CPU_STATE,	/* cpu_state, cpu: a selected CPU went offline or came back */
 };
 
 /* Pointers into the client's frames: valid until the next ringtap_next() or ringtap_close(). */
@@ -138,6 +139,7 @@ struct ringtap_event {
 	const Ringtap__Lost *lost;
 	const Ringtap__Heartbeat *heartbeat;
 	const Ringtap__Error *error;
+	const Ringtap__CpuState *cpu_state;
 };
 
 /*

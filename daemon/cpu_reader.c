@@ -13,6 +13,23 @@
 #include "cpu_reader.h"
 #include "tracefs.h"
 
+int rt_cpu_online(int cpu)
+{
+	char path[64], c = '1';
+	int fd, ret = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -errno;
+	if (read(fd, &c, 1) != 1)
+		ret = -EIO;
+	else
+		ret = c == '1';
+	close(fd);
+	return ret;
+}
+
 int rt_cpu_reader_open(struct rt_cpu_reader *r, struct rt_session *s, int cpu,
 		       unsigned int sub_buffer_size)
 {

@@ -28,6 +28,12 @@ struct rt_cpu_reader {
 	unsigned long long bytes;
 };
 
+/*
+ * 1 when the CPU is online, 0 when offline, -errno. A CPU without an
+ * "online" file (often cpu0) cannot go offline.
+ */
+int rt_cpu_online(int cpu);
+
 int rt_cpu_reader_open(struct rt_cpu_reader *reader, struct rt_session *session, int cpu,
 		       unsigned int sub_buffer_size);
 void rt_cpu_reader_close(struct rt_cpu_reader *reader);

@@ -416,6 +416,18 @@ int rt_encode_host_texts_frame(const struct rt_host_texts *t, struct rt_buf *out
 	return put_frame(&frame, out);
 }
 
+int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__CpuState st = RINGTAP__CPU_STATE__INIT;
+
+	st.cpu = cpu;
+	st.online = online;
+	frame.msg_case = RINGTAP__FRAME__MSG_CPU_STATE;
+	frame.cpu_state = &st;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

@@ -68,6 +68,8 @@ struct ringtapd {
 	uint64_t stop_deadline;
 	unsigned int status_sec;
 	uint64_t status_records, status_at;	/* at the last STATUS= */
+	bool *offline;			/* per CPU, as last seen */
+	uint64_t next_cpu_check;
 };
 
 static void usage(FILE *f)
@@ -443,6 +445,31 @@ static void begin_stop(struct ringtapd *d)
 	d->stop_deadline = now_us() + 2000000;
 }
 
+/*
+ * Once a second: a CPU that went offline keeps its buffer, which is still
+ * read, so nothing is lost; its subscribers are told, so that a quiet CPU
+ * and an offline one do not look the same.
+ */
+static void check_cpus(struct ringtapd *d)
+{
+	uint64_t now = now_us();
+
+	if (!d->offline || d->opts.tracing_dir || now < d->next_cpu_check)
+		return;
+	d->next_cpu_check = now + 1000000;
+	for (int cpu = 0; cpu < d->ncpus; cpu++) {
+		int online = rt_cpu_online(cpu);
+
+		if (online < 0 || d->offline[cpu] == !online)
+			continue;
+		d->offline[cpu] = !online;
+		rt_log(LOG_NOTICE, "cpu%d went %s; its buffer is still read", cpu,
+		       online ? "online" : "offline");
+		if (d->server)
+			rt_server_cpu_state(d->server, (unsigned int)cpu, online);
+	}
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
@@ -465,6 +492,7 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		next_us = 10000;
 	} else {
 		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */
+		check_cpus(d);
 		n = drain_all(d, d->max_pages_per_pass);
 		if (n < 0)
 			return sd_event_exit(d->loop, 1);
@@ -663,8 +691,11 @@ static int run(struct ringtapd *d)
 	d->ncpus = d->session->ncpus;
 	d->readers = calloc(d->ncpus, sizeof(*d->readers));
 	d->acct = calloc(d->ncpus, sizeof(*d->acct));
-	if (!d->readers || !d->acct)
+	d->offline = calloc(d->ncpus, sizeof(*d->offline));
+	if (!d->readers || !d->acct || !d->offline)
 		return -ENOMEM;
+	for (int cpu = 0; cpu < d->ncpus; cpu++)
+		d->offline[cpu] = rt_cpu_online(cpu) == 0;
 	for (int cpu = 0; cpu < d->ncpus; cpu++) {
 		ret = rt_cpu_reader_open(&d->readers[cpu], d->session, cpu,
 					 d->layout->sub_buffer_size);
@@ -717,6 +748,7 @@ static void teardown(struct ringtapd *d)
 		rt_cpu_reader_close(&d->readers[cpu]);
 	free(d->readers);
 	free(d->acct);
+	free(d->offline);
 	rt_server_free(d->server);
 	rt_decoder_free(d->decoder);
 	rt_layout_free(d->layout);

@@ -1017,3 +1017,18 @@ uint64_t rt_server_dropped(const struct rt_server *srv)
 		n += c->sub.dropped;
 	return n;
 }
+
+void rt_server_cpu_state(struct rt_server *srv, unsigned int cpu, bool online)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || (c->sub.cpus && (cpu >= c->sub.ncpus ||
+								   !c->sub.cpus[cpu])))
+			continue;
+		if (rt_encode_cpu_state_frame(cpu, online, &b) || conn_push(c, &b)) {
+			rt_buf_free(&b);
+			c->dead = "out of memory";
+		}
+	}
+}

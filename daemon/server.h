@@ -41,6 +41,9 @@ void rt_server_page(struct rt_server *server, unsigned int cpu, const uint8_t *p
 		    unsigned int records, uint64_t first_ts);
 void rt_server_end_page(struct rt_server *server);
 
+/* Tells the subscribers that select this CPU that it went offline or came back. */
+void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online);
+
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
 /* Turns what slow clients still have queued into Lost reports (at a stop). */
