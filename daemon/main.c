@@ -13,6 +13,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include <event-parse.h>
 #include <systemd/sd-daemon.h>
@@ -637,6 +640,38 @@ static void report(struct ringtapd *d)
 	}
 }
 
+/*
+ * After setup the daemon needs no privilege but CAP_SYSLOG (kernel
+ * addresses in /proc/kallsyms): tracefs files and instances are root's, and
+ * the socket is bound. Everything else goes, for good: bounding and ambient
+ * sets, then permitted and effective, and no_new_privs. Under systemd the
+ * unit has taken the rest already.
+ */
+static int keep_only_cap_syslog(void)
+{
+	struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (cap != CAP_SYSLOG && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+			return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	for (unsigned int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
+		uint32_t keep = i == CAP_TO_INDEX(CAP_SYSLOG) ? CAP_TO_MASK(CAP_SYSLOG) : 0;
+
+		data[i].permitted &= keep;
+		data[i].effective &= keep;
+		data[i].inheritable = 0;
+	}
+	if (syscall(SYS_capset, &head, data))
+		return -errno;
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
+}
+
 /* The one line that says what this kernel's events look like. */
 static void log_layout(const struct ringtapd *d)
 {
@@ -729,6 +764,13 @@ static int run(struct ringtapd *d)
 	if (ret) {
 		rt_log(LOG_ERR, "turning tracing on: %s", strerror(-ret));
 		return ret;
+	}
+	/* A captured tree is read with whatever the caller has (sanitizers trace us). */
+	if (!d->opts.tracing_dir) {
+		ret = keep_only_cap_syslog();
+		if (ret)
+			rt_log(LOG_WARNING, "dropping capabilities: %s; running with what we have",
+			       strerror(-ret));
 	}
 	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs", d->session->n_events, d->ncpus);
 	sd_notify(0, "READY=1");

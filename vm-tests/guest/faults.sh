@@ -1,4 +1,4 @@
-# Guest: faults under a streaming subscriber. CPU 1 goes offline and comes
+# Guest: privileges dropped after setup, and faults under a streaming subscriber. CPU 1 goes offline and comes
 # back: the subscriber is told both, the other CPU's stream goes on, and
 # every event emitted reaches the subscriber (the sequence numbers prove it). The tracefs instance cannot be
 # removed from under the daemon while it reads it (the kernel says EBUSY),
@@ -10,6 +10,11 @@ records() { grep -c 'ringtap_test:ringtap_test' /tmp/a.out; }
 ringtapd -s $sock 2> /tmp/d.err &
 daemon=$!
 wait_lines /tmp/d.err "listening on"
+# Started by root outside systemd, it keeps CAP_SYSLOG only once set up.
+wait_lines /tmp/d.err "tracing .* event"
+expect_eq "capabilities after setup" "$(sed -n 's/^CapEff:\t//p' /proc/$daemon/status)" 0000000400000000
+expect_eq "bounding set after setup" "$(sed -n 's/^CapBnd:\t//p' /proc/$daemon/status)" 0000000400000000
+expect_eq "no_new_privs after setup" "$(sed -n 's/^NoNewPrivs:\t//p' /proc/$daemon/status)" 1
 ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/a.out 2> /tmp/a.err &
 a=$!
 wait_lines /tmp/d.err subscribed
