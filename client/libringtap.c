@@ -41,6 +41,7 @@ struct ringtap_client {
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void *tap_ctx;
 	bool end;
+	bool said_bye;		/* the daemon ended the stream with a Bye: nothing unreported */
 	char errtext[256];
 };
 
@@ -380,6 +381,13 @@ static int take_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 		ev->kind = RINGTAP_ERROR_FRAME;
 		ev->error = f->error;
 		break;
+	case RINGTAP__FRAME__MSG_BYE:
+		ringtap__frame__free_unpacked(f, NULL);
+		c->end = true;
+		c->said_bye = true;
+		ev->kind = RINGTAP_END;
+		ev->end_clean = true;
+		return 1;
 	case RINGTAP__FRAME__MSG_CPU_STATE:
 		ret = check_cpu(c, f->cpu_state->cpu, "a CpuState");
 		ev->kind = RINGTAP_CPU_STATE;
@@ -414,6 +422,7 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 		return c->error;
 	if (c->end) {
 		ev->kind = RINGTAP_END;
+		ev->end_clean = c->said_bye;
 		return 1;
 	}
 	if (c->cur && holds_many(c->cur)) {

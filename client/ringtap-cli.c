@@ -265,7 +265,17 @@ static void drain(struct stream *s)
 			s->done = true;
 			break;
 		case RINGTAP_END:
-			fprintf(stderr, "ringtap: ringtapd closed the connection\n");
+			if (ev.end_clean) {
+				fprintf(stderr, "ringtap: ringtapd ended the stream\n");
+			} else {
+				/* In the stream too: whoever reads it must know its end is unsure. */
+				if (s->flags & RINGTAP_FORMAT_JSON)
+					printf("{\"end\":\"cut\"}\n");
+				else
+					printf("# end: the connection was cut before ringtapd's last "
+					       "report; losses at the end, if any, are not counted\n");
+				fprintf(stderr, "ringtap: the connection to ringtapd was cut\n");
+			}
 			if (s->reconnect)
 				s->disconnected = true;
 			else

@@ -124,7 +124,7 @@ enum ringtap_event_kind {
 	RINGTAP_LOST,		/* lost, cpu */
 	RINGTAP_HEARTBEAT,	/* heartbeat */
 	RINGTAP_ERROR_FRAME,	/* error: the daemon gives up and closes the connection */
-	RINGTAP_END,		/* the daemon closed the connection between frames */
+	RINGTAP_END,		/* the stream ended: end_clean says whether with a Bye */
 	RINGTAP_CPU_STATE,	/* cpu_state, cpu: a selected CPU went offline or came back */
 };
 
@@ -140,6 +140,12 @@ struct ringtap_event {
 	const Ringtap__Heartbeat *heartbeat;
 	const Ringtap__Error *error;
 	const Ringtap__CpuState *cpu_state;
+	/*
+	 * RINGTAP_END: true when the daemon ended the stream with a Bye, after
+	 * reporting every loss; false when the connection was cut (the daemon
+	 * died, say): records lost at the end may then not have been reported.
+	 */
+	bool end_clean;
 };
 
 /*

@@ -416,6 +416,16 @@ int rt_encode_host_texts_frame(const struct rt_host_texts *t, struct rt_buf *out
 	return put_frame(&frame, out);
 }
 
+int rt_encode_bye_frame(struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+	Ringtap__Bye bye = RINGTAP__BYE__INIT;
+
+	frame.msg_case = RINGTAP__FRAME__MSG_BYE;
+	frame.bye = &bye;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

@@ -89,6 +89,7 @@ struct rt_host_texts {
 	size_t kallsyms_len, printk_formats_len, saved_cmdlines_len;
 };
 int rt_encode_host_texts_frame(const struct rt_host_texts *texts, struct rt_buf *out);
+int rt_encode_bye_frame(struct rt_buf *out);
 int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out);
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
 int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

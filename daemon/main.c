@@ -68,6 +68,7 @@ struct ringtapd {
 	FILE *out;
 	bool stopping;		/* tracing is off; waiting for subscribers to take the rest */
 	bool abandoned;		/* past the deadline: the rest became Lost reports */
+	bool said_bye;		/* subscribers were sent the stream's last frame */
 	uint64_t stop_deadline;
 	unsigned int status_sec;
 	uint64_t status_records, status_at;	/* at the last STATUS= */
@@ -480,13 +481,21 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	int n;
 
 	if (d->stopping) {
-		if (!d->server || rt_server_drained(d->server))
+		if (!d->server)
 			return sd_event_exit(d->loop, 0);
-		if (now_us() > d->stop_deadline) {
+		if (rt_server_drained(d->server)) {
+			if (d->said_bye)
+				return sd_event_exit(d->loop, 0);
+			/* Everything, losses included, is out: the Bye says so. */
+			rt_server_say_bye(d->server);
+			d->said_bye = true;
+		} else if (now_us() > d->stop_deadline) {
 			if (d->abandoned)
 				return sd_event_exit(d->loop, 0);
 			/* Too slow for the grace: what it did not take is reported lost. */
 			rt_server_abandon(d->server);
+			rt_server_say_bye(d->server);
+			d->said_bye = true;
 			d->abandoned = true;
 			d->stop_deadline = now_us() + 1000000;
 		}

@@ -57,6 +57,7 @@ struct rt_conn {
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
 	bool sent_since_heartbeat;
 	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
+	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 };
 
 struct rt_server {
@@ -976,10 +977,25 @@ void rt_server_abandon(struct rt_server *srv)
 		if (!c->sub.head)
 			continue;
 		rt_subscriber_abandon(&c->sub);
+		c->said_bye = false;	/* a queued Bye went with the rest */
 		rt_log(LOG_WARNING, "client %s (pid %d): too slow to take its queue before the stop; "
-		       "%llu records dropped in all and reported to it", c->name, (int)c->pid,
+		       "%llu records dropped in all, reported in its stream", c->name, (int)c->pid,
 		       (unsigned long long)c->sub.dropped);
 		conn_want_write(c, true);
+	}
+}
+
+void rt_server_say_bye(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || c->said_bye)
+			continue;
+		if (rt_encode_bye_frame(&b) || conn_push(c, &b))
+			rt_buf_free(&b);
+		else
+			c->said_bye = true;
 	}
 }
 

@@ -46,6 +46,12 @@ void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online
 
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
+/*
+ * At a stop, after the last data and loss reports: a Bye, which tells each
+ * subscriber that every loss was reported (a stream cut without it may
+ * have lost its end uncounted).
+ */
+void rt_server_say_bye(struct rt_server *server);
 /* Turns what slow clients still have queued into Lost reports (at a stop). */
 void rt_server_abandon(struct rt_server *server);
 /* Clients past the handshake. */

@@ -272,6 +272,16 @@ static void add_lost(struct script *s, uint32_t cpu, uint64_t count, Ringtap__Lo
 	add_frame(s, &f);
 }
 
+static void add_bye(struct script *s)
+{
+	Ringtap__Bye b = RINGTAP__BYE__INIT;
+	Ringtap__Frame f = RINGTAP__FRAME__INIT;
+
+	f.msg_case = RINGTAP__FRAME__MSG_BYE;
+	f.bye = &b;
+	add_frame(s, &f);
+}
+
 static void add_refusal(struct script *s, Ringtap__RefusalReason reason, const char *text)
 {
 	Ringtap__Refusal r = RINGTAP__REFUSAL__INIT;
@@ -1199,17 +1209,33 @@ static void test_cli_stream(void)
 	struct fake fk = { 0 };
 	struct run r;
 
-	/* To the end: the daemon closes. */
+	/* To the end: the daemon ends the stream with its Bye. */
 	cli_script(&fk.script);
+	add_bye(&fk.script);
 	fake_start(&fk, false);
 	run_cli(&r, (const char *const[]){ "stream", "-s", sock_path, NULL }, NULL);
 	fake_finish(&fk);
 	CHECK_EQ(r.status, 0);
 	CHECK_STR(r.out, cli_text);
-	CHECK_STR(r.err, "ringtap: ringtapd closed the connection\n"
+	CHECK_STR(r.err, "ringtap: ringtapd ended the stream\n"
 			 "ringtap: 2 records, 5 lost\n");
 	check_cli_hello(&fk, default_events);
 	CHECK(fk.bye);
+	fake_free(&fk);
+	run_free(&r);
+
+	/* Cut without a Bye: the stream itself says its end is unsure. */
+	cli_script(&fk.script);
+	fake_start(&fk, false);
+	run_cli(&r, (const char *const[]){ "stream", "-s", sock_path, NULL }, NULL);
+	fake_finish(&fk);
+	CHECK_EQ(r.status, 0);
+	CHECK(!strncmp(r.out, cli_text, sizeof(cli_text) - 1));
+	CHECK_STR(r.out + (strlen(r.out) >= sizeof(cli_text) - 1 ? sizeof(cli_text) - 1 : 0),
+		  "# end: the connection was cut before ringtapd's last report; losses at the "
+		  "end, if any, are not counted\n");
+	CHECK_STR(r.err, "ringtap: the connection to ringtapd was cut\n"
+			 "ringtap: 2 records, 5 lost\n");
 	fake_free(&fk);
 	run_free(&r);
 
@@ -1231,6 +1257,7 @@ static void test_cli_stream(void)
 
 	/* --json and --common. */
 	cli_script(&fk.script);
+	add_bye(&fk.script);
 	fake_start(&fk, false);
 	run_cli(&r, (const char *const[]){ "stream", "-s", sock_path, "--json", "--common",
 					   "--cpus", "1,3-4", "-p", "42,7", NULL }, NULL);

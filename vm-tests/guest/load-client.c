@@ -12,6 +12,7 @@
  * and prints, per connection and CPU, records delivered and records the
  * daemon reported lost, plus the sequence numbers' check for DECODED ones:
  *   conn I KIND cpuC delivered D lost L exact E dup U
+ * and whether its stream ended with the daemon's Bye ("end I clean") or not.
  * (exact 0 when a loss report had no count). Exit status 1 when a
  * connection failed or a sequence number came twice or went backwards.
  */
@@ -42,6 +43,7 @@ struct conn {
 	struct ringtap_client *c;
 	int kind;
 	bool ended;
+	bool clean;			/* ended by the daemon's Bye: every loss was reported */
 	int seq_field;			/* index of "seq" in the Schema, -1 until known */
 	uint64_t delivered[MAX_CPUS], lost[MAX_CPUS];
 	bool inexact[MAX_CPUS], seen[MAX_CPUS];
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
 						rc = 1;
 					}
 					k->ended = true;
+					k->clean = got > 0 && ev.kind == RINGTAP_END && ev.end_clean;
 					open_conns--;
 					break;
 				}
@@ -186,6 +189,7 @@ int main(int argc, char **argv)
 			if (k->bad_seq[cpu])
 				rc = 1;
 		}
+		printf("end %d %s\n", i, conns[i].clean ? "clean" : "cut");
 		ringtap_close(conns[i].c);
 	}
 	free(conns);

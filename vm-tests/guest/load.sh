@@ -76,3 +76,4 @@ awk -v c0=$cpu0 -v c1=$cpu1 -v fast=$fast_lossless '
 		exit bad != 0
 	}' /tmp/load.out || fail "delivered + lost differs from what was emitted"
 pass "all 64 subscribers: delivered + reported lost = emitted on their CPUs, exactly"
+expect_eq "streams ended by the daemon's Bye" "$(grep -c '^end [0-9]* clean$' /tmp/load.out)" 64

@@ -104,6 +104,8 @@ wait_for 30 grep -q '^# gap: reconnected' /tmp/a.out || fail "no reconnection: $
 journal -p warning | grep -q "removed a stale instance left by an earlier run" ||
 	fail "the killed daemon's instance was not reclaimed: $(journal)"
 pass "restarted as pid $newpid after SIGKILL of $pid; $(grep '^# gap: reconnected' /tmp/a.out)"
+# The killed daemon said no Bye: the stream says its end before the gap is unsure.
+grep -q '^# end: the connection was cut' /tmp/a.out || fail "the cut stream was not marked"
 wait_for 30 sh -c "journalctl _PID=$newpid -o cat | grep -q subscribed" ||
 	fail "client did not subscribe again"
 max_before=$(sed -n 's/.*seq=\([0-9]*\) cpu=0 .*/\1/p' /tmp/a.out | sort -n | tail -n1)
