@@ -1,0 +1,18 @@
+# Guest half of bench-latency: event-to-subscriber age at 1000 events/s, the
+# trace clock being CLOCK_MONOTONIC (-C mono) so that the client can compare.
+sock=/run/ringtap/ringtapd.sock
+ringtapd -s $sock -C mono 2> /tmp/d.err &
+daemon=$!
+wait_lines /tmp/d.err "listening on"
+grep -q 'clock mono' /tmp/d.err || fail "the trace clock is not mono: $(cat /tmp/d.err)"
+rt-guest-latency $sock 12 > /tmp/lat.out 2>&1 &
+lat=$!
+wait_lines /tmp/lat.out subscribed
+echo 1000 > $RINGTAP_TEST/rate
+sleep 10
+echo 0 > $RINGTAP_TEST/rate
+wait_or_dump $lat 30 || fail "rt-guest-latency: $(cat /tmp/lat.out)"
+kill -INT $daemon
+wait_or_dump $daemon 30
+set -- $(grep "^LATENCY" /tmp/lat.out)
+echo "note: latency at 1000 events/s over $2 events: p50 $3 us, p99 $4 us, max $5 us (drain period 50 ms)"
