@@ -17,6 +17,7 @@
 #include <trace-seq.h>
 
 #include "decode.h"
+#include "encode.h"
 #include "layout.h"
 #include "text.h"
 #include "tracefs.h"
@@ -55,6 +56,8 @@ struct ctx {
 	struct trace_seq seq;
 	unsigned long long events;
 	bool text;
+	bool encode;
+	struct rt_buf packed;
 };
 
 static int on_record(const struct rt_record *rec, void *p)
@@ -65,6 +68,11 @@ static int on_record(const struct rt_record *rec, void *p)
 	if (c->text) {
 		trace_seq_reset(&c->seq);
 		rt_record_text(&c->seq, rec, c->layout, 0);
+	}
+	if (c->encode && rec->event) {
+		/* What the daemon does once per record for its decoded subscribers. */
+		c->packed.len = 0;
+		rt_encode_record(rec, c->layout, false, NULL, &c->packed);
 	}
 	return 0;
 }
@@ -83,7 +91,7 @@ int main(int argc, char **argv)
 	uint8_t *pages[2];
 	size_t lens[2];
 	struct ctx c = { 0 };
-	double t, ns_decode = 0, ns_text = 0, ns_tep;
+	double t, ns_decode = 0, ns_text = 0, ns_encode = 0, ns_tep;
 	unsigned long long n_tep = 0;
 
 	if (argc < 2) {
@@ -105,8 +113,9 @@ int main(int argc, char **argv)
 	c.layout = l;
 	trace_seq_init(&c.seq);
 
-	for (int mode = 0; mode < 2; mode++) {
-		c.text = mode;
+	for (int mode = 0; mode < 3; mode++) {
+		c.text = mode == 1;
+		c.encode = mode == 2;
 		c.events = 0;
 		t = now_ns();
 		for (int r = 0; r < rounds; r++)
@@ -118,15 +127,42 @@ int main(int argc, char **argv)
 						       on_record, &c, &res);
 				}
 		t = (now_ns() - t) / c.events;
-		if (mode)
+		if (mode == 2)
+			ns_encode = t;
+		else if (mode)
 			ns_text = t;
 		else
 			ns_decode = t;
 	}
 
-	/* The peer: kbuffer walks the page, tep_print_event formats each record. */
+	/*
+	 * The peer: kbuffer walks the page, tep_print_event formats each record,
+	 * with its own tep parsed from the unmodified format files (the layout's
+	 * tep has no print fmt: ringtap never lets libtraceevent parse those).
+	 */
 	{
-		struct kbuffer *kb = tep_kbuffer(l->tep);
+		struct tep_handle *peer = tep_alloc();
+		struct kbuffer *kb;
+		size_t flen;
+		char *ftext;
+
+		snprintf(path, sizeof(path), "%s/events/header_page", argv[1]);
+		ftext = slurp(path, &flen);
+		if (!peer || !ftext || tep_parse_header_page(peer, ftext, (unsigned long)flen, 8))
+			return 1;
+		free(ftext);
+		for (const char *const *e = events; *e; e++) {
+			char sys[64];
+			const char *colon = strchr(*e, ':');
+
+			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - *e), *e);
+			snprintf(path, sizeof(path), "%s/events/%s/%s/format", argv[1], sys, colon + 1);
+			ftext = slurp(path, &flen);
+			if (!ftext || tep_parse_event(peer, ftext, flen, sys))
+				return 1;
+			free(ftext);
+		}
+		kb = tep_kbuffer(peer);
 		struct tep_record rec = { 0 };
 
 		t = now_ns();
@@ -145,10 +181,10 @@ int main(int argc, char **argv)
 						rec.data = data;
 						rec.size = kbuffer_event_size(kb);
 						rec.cpu = cpu;
-						ev = tep_find_event_by_record(l->tep, &rec);
+						ev = tep_find_event_by_record(peer, &rec);
 						trace_seq_reset(&c.seq);
 						if (ev)
-							tep_print_event(l->tep, &c.seq, &rec,
+							tep_print_event(peer, &c.seq, &rec,
 									"%s: %s", TEP_PRINT_NAME,
 									TEP_PRINT_INFO);
 						n_tep++;
@@ -156,14 +192,17 @@ int main(int argc, char **argv)
 				}
 		ns_tep = (now_ns() - t) / n_tep;
 		kbuffer_free(kb);
+		tep_free(peer);
 	}
 	printf("decode-bench: %s, %llu events per round, %d rounds\n", argv[1],
 	       c.events / rounds, rounds);
 	printf("%-44s %8.1f ns/event\n", "ringtap decode (records, no text)", ns_decode);
 	printf("%-44s %8.1f ns/event\n", "ringtap decode + text line", ns_text);
+	printf("%-44s %8.1f ns/event\n", "ringtap decode + packed for the wire", ns_encode);
 	printf("%-44s %8.1f ns/event\n", "libtraceevent kbuffer + tep_print_event", ns_tep);
 	printf("ratio ringtap text / libtraceevent print: %.2f\n", ns_text / ns_tep);
 	trace_seq_destroy(&c.seq);
+	rt_buf_free(&c.packed);
 	free(pages[0]);
 	free(pages[1]);
 	rt_decoder_free(d);

@@ -76,55 +76,124 @@ static bool is_ascii(const uint8_t *p, unsigned int len)
 	return true;
 }
 
-/* One field's value, typed as the format says. Strings pointing into rec. */
+/*
+ * Records are the daemon's hot path: they are written by hand here, in the
+ * bytes protobuf-c would give for the Record message (test-encode checks
+ * that, record by record, against ringtap__record__pack), without building
+ * the message and its values first.
+ */
+enum { VAL_S = 1, VAL_U = 2, VAL_STR = 3, VAL_RAW = 4, VAL_SYMBOL = 5 };
+
+struct val {
+	uint8_t kind;
+	uint64_t num;			/* VAL_S (two's complement) and VAL_U */
+	const uint8_t *p;		/* VAL_STR and VAL_RAW: bytes in the record */
+	size_t len;
+	const char *symbol;		/* a pointer field's function, or NULL */
+	size_t size;			/* of the encoded Value */
+};
+
+static size_t varint_size(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static uint8_t *put_bytes(uint8_t *p, unsigned int tag, const void *data, size_t len)
+{
+	*p++ = (uint8_t)tag;
+	p = put_varint(p, len);
+	if (len)	/* an empty value may have no bytes at all (NULL) */
+		memcpy(p, data, len);
+	return p + len;
+}
+
+/* One field's value, typed as the format says; bytes stay in the record. */
 static void field_value(const struct rt_record *rec, const struct tep_format_field *f,
-			Ringtap__Value *v, char *strbuf, size_t strsize)
+			struct val *v)
 {
 	const uint8_t *p;
 	unsigned int len;
 
-	ringtap__value__init(v);
-	if (rt_record_field_bytes(rec, f, &p, &len)) {
-		/* Outside the record: sent as empty bytes rather than guessed. */
-		v->v_case = RINGTAP__VALUE__V_RAW;
-		return;
-	}
+	memset(v, 0, sizeof(*v));
+	v->kind = VAL_RAW;
+	if (rt_record_field_bytes(rec, f, &p, &len))
+		return;	/* outside the record: sent as empty bytes rather than guessed */
 	if ((f->flags & TEP_FIELD_IS_STRING)) {
 		unsigned int n = 0;
 
 		while (n < len && p[n])
 			n++;
 		/* protobuf strings are UTF-8: kernel bytes beyond ASCII go as bytes. */
-		if (n < strsize && is_ascii(p, n)) {
-			memcpy(strbuf, p, n);
-			strbuf[n] = '\0';
-			v->v_case = RINGTAP__VALUE__V_STR;
-			v->str = strbuf;
-			return;
-		}
-		len = n;
-	} else if (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) &&
-		   (len == 1 || len == 2 || len == 4 || len == 8)) {
+		v->kind = is_ascii(p, n) ? VAL_STR : VAL_RAW;
+		v->p = p;
+		v->len = n;
+		return;
+	}
+	if (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) &&
+	    (len == 1 || len == 2 || len == 4 || len == 8)) {
 		uint64_t u = tep_read_number(rec->event->tep, p, (int)len);
 
 		if (f->flags & TEP_FIELD_IS_SIGNED) {
 			int64_t s = len == 1 ? (int8_t)u : len == 2 ? (int16_t)u :
 				    len == 4 ? (int32_t)u : (int64_t)u;
 
-			v->v_case = RINGTAP__VALUE__V_S;
-			v->s = s;
+			v->kind = VAL_S;
+			v->num = (uint64_t)s;
 		} else {
-			v->v_case = RINGTAP__VALUE__V_U;
-			v->u = u;
+			v->kind = VAL_U;
+			v->num = u;
 		}
 		/* The name travels with the address: clients cannot read kallsyms. */
 		if (f->flags & TEP_FIELD_IS_POINTER)
-			v->symbol = (char *)tep_find_function(rec->event->tep, u);
+			v->symbol = tep_find_function(rec->event->tep, u);
 		return;
 	}
-	v->v_case = RINGTAP__VALUE__V_RAW;
-	v->raw.data = (uint8_t *)p;
-	v->raw.len = len;
+	v->p = p;
+	v->len = len;
+}
+
+static size_t val_size(struct val *v)
+{
+	size_t n = 1 + (v->kind == VAL_S || v->kind == VAL_U ? varint_size(v->num) :
+			varint_size(v->len) + v->len);
+
+	if (v->symbol) {
+		size_t sl = strlen(v->symbol);
+
+		n += 1 + varint_size(sl) + sl;
+	}
+	return v->size = n;
+}
+
+static uint8_t *put_val(uint8_t *p, unsigned int tag, const struct val *v)
+{
+	*p++ = (uint8_t)tag;
+	p = put_varint(p, v->size);
+	if (v->kind == VAL_S || v->kind == VAL_U) {
+		*p++ = (uint8_t)(v->kind << 3);
+		p = put_varint(p, v->num);
+	} else {
+		p = put_bytes(p, (v->kind << 3) | 2, v->p, v->len);
+	}
+	if (v->symbol)
+		p = put_bytes(p, (VAL_SYMBOL << 3) | 2, v->symbol, strlen(v->symbol));
+	return p;
 }
 
 bool rt_encode_selected(const char *const *only, const char *name)
@@ -137,64 +206,65 @@ bool rt_encode_selected(const char *const *only, const char *name)
 	return false;
 }
 
+/* Record fields: timestamp = 1, event_id = 2, pid = 3, fields = 4, common = 5. */
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, bool common,
 		     const char *const *only, struct rt_buf *out)
 {
-	Ringtap__Record r = RINGTAP__RECORD__INIT;
-	const struct rt_field_desc *pid = rt_layout_common(l, "pid");
-	unsigned int nf = 0, i = 0;
-	Ringtap__Value *vals = NULL, **ptrs = NULL;
-	char *strs = NULL;
-	uint64_t v = 0;
-	size_t size;
-	int ret = -ENOMEM;
+	const struct rt_field_desc *pidf = rt_layout_common(l, "pid");
+	struct val stack_vals[64], *vals = stack_vals;
+	unsigned int nf = 0, n = 0;
+	uint64_t pid = 0;
+	size_t size, total;
+	uint8_t *p;
+	int ret;
 
 	if (!rec->event)
 		return -EINVAL;
 	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next)
 		nf++;
-	/* One block for values, pointers and string copies (a string ends at the record). */
-	vals = calloc(nf + l->n_common + 1, sizeof(*vals));
-	ptrs = calloc(nf + l->n_common + 1, sizeof(*ptrs));
-	strs = malloc((size_t)(nf + 1) * (rec->size + 1));
-	if (!vals || !ptrs || !strs)
-		goto out;
-	r.timestamp = rec->timestamp;
-	r.event_id = rec->type;
-	if (pid && !rt_record_read_common(rec, l, pid, &v))
-		r.pid = (int32_t)v;
+	if (nf + (common ? l->n_common : 0) > sizeof(stack_vals) / sizeof(stack_vals[0])) {
+		vals = calloc(nf + l->n_common, sizeof(*vals));
+		if (!vals)
+			return -ENOMEM;
+	}
+	if (pidf && !rt_record_read_common(rec, l, pidf, &pid))
+		pid = (uint64_t)(int64_t)(int32_t)pid;	/* an int32 field: sign-extended */
+	size = 1 + varint_size(rec->timestamp) + 1 + varint_size(rec->type) + 1 + varint_size(pid);
 	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next) {
 		if (!rt_encode_selected(only, f->name))
 			continue;
-		field_value(rec, f, &vals[i], strs + (size_t)i * (rec->size + 1), rec->size + 1);
-		ptrs[i] = &vals[i];
-		i++;
+		field_value(rec, f, &vals[n]);
+		size += 1 + varint_size(val_size(&vals[n])) + vals[n].size;
+		n++;
 	}
-	nf = i;
-	r.n_fields = nf;
-	r.fields = ptrs;
-	if (common) {
-		for (unsigned int c = 0; c < l->n_common; c++) {
-			Ringtap__Value *cv = &vals[nf + c];
+	nf = n;
+	for (unsigned int c = 0; common && c < l->n_common; c++) {
+		struct val *v = &vals[n++];
 
-			ringtap__value__init(cv);
-			cv->v_case = RINGTAP__VALUE__V_U;
-			rt_record_read_common(rec, l, &l->common[c], &cv->u);
-			ptrs[nf + c] = cv;
-		}
-		r.n_common = l->n_common;
-		r.common = ptrs + nf;
+		memset(v, 0, sizeof(*v));
+		v->kind = VAL_U;
+		rt_record_read_common(rec, l, &l->common[c], &v->num);
+		size += 1 + varint_size(val_size(v)) + v->size;
 	}
-	size = ringtap__record__get_packed_size(&r);
-	ret = rt_buf_put_varint(out, TAG_BATCH_RECORDS);
-	ret = ret ?: rt_buf_put_varint(out, size);
-	ret = ret ?: reserve(out, size);
-	if (!ret)
-		out->len += ringtap__record__pack(&r, out->data + out->len);
+	total = varint_size(TAG_BATCH_RECORDS) + varint_size(size) + size;
+	ret = reserve(out, total);
+	if (ret)
+		goto out;
+	p = out->data + out->len;
+	p = put_varint(p, TAG_BATCH_RECORDS);
+	p = put_varint(p, size);
+	*p++ = (1 << 3);
+	p = put_varint(p, rec->timestamp);
+	*p++ = (2 << 3);
+	p = put_varint(p, rec->type);
+	*p++ = (3 << 3);
+	p = put_varint(p, pid);
+	for (unsigned int i = 0; i < n; i++)
+		p = put_val(p, i < nf ? (4 << 3) | 2 : (5 << 3) | 2, &vals[i]);
+	out->len += total;
 out:
-	free(vals);
-	free(ptrs);
-	free(strs);
+	if (vals != stack_vals)
+		free(vals);
 	return ret;
 }
 
