@@ -14,8 +14,10 @@ run_ringtap() {
 	name=$1 wait=$2
 	shift 2
 	rm -f /tmp/d.err
-	if [ "$wait" = client ]; then stop='wait $c; kill -INT $d; wait $d'
-	else stop="sleep $wait; kill -INT \$d; wait \$d \$c"; fi
+	# The daemon's own CPU (utime + stime ticks) just before its stop.
+	ticks="awk '{ print \$14 + \$15 }' /proc/\$d/stat > /tmp/dticks.$name"
+	if [ "$wait" = client ]; then stop="wait \$c; $ticks; kill -INT \$d; wait \$d"
+	else stop="sleep $wait; $ticks; kill -INT \$d; wait \$d \$c"; fi
 	time -o /tmp/time.$name sh -c "
 		ringtapd -s $sock -b 16384 --max-queue-kb 65536 2> /tmp/d.err &
 		d=\$!
@@ -56,4 +58,7 @@ done
 t=$(cpu /tmp/time.tracecmd)
 for k in decoded raw; do
 	echo "note: ratio $k / trace-cmd: $(awk -v a=$(cpu /tmp/time.$k) -v b=$t 'BEGIN { printf "%.2f", a / b }')"
+	# ringtapd alone (CLK_TCK 100), against trace-cmd's whole record run.
+	echo "note: ringtapd alone ($k): $(awk -v d=$(cat /tmp/dticks.$k) -v e=$((2 * n)) -v b=$t \
+		'BEGIN { printf "%.2f CPU s per million, %.2f x trace-cmd", d / 100 * 1e6 / e, d / 100 / b }')"
 done
