@@ -12,17 +12,23 @@ kb=$(cat $I/per_cpu/cpu0/buffer_size_kb)
 # Page data bytes and the largest payload an event header's type_len holds.
 data=$(sed -n 's/.*field: char data;.*size:\([0-9]*\);.*/\1/p' $T/events/header_page)
 max_words=$(sed -n 's/.*data max type_len *== *\([0-9]*\).*/\1/p' $T/events/header_event)
-[ -n "$data" ] && [ -n "$max_words" ] || fail "cannot read header_page/header_event"
+# The event header (type_len + time_delta) and the length word (array), in bytes.
+hdr=$(awk '/type_len|time_delta/ { b += $3 } END { print b / 8 }' $T/events/header_event)
+len_word=$(awk '/array/ { print $3 / 8 }' $T/events/header_event)
+[ -n "$data" ] && [ -n "$max_words" ] && [ "$hdr" -gt 0 ] && [ "$len_word" -gt 0 ] ||
+	fail "cannot read header_page/header_event"
 
 # fixed_size FORMAT: bytes up to the end of the last fixed field.
 fixed_size() {
 	sed -n 's/.*offset:\([0-9]*\);[[:space:]]*size:\([0-9]*\);.*/\1 \2/p' "$1" |
 		awk '{ e = $1 + $2; if (e > m) m = e } END { print m }'
 }
-# record_size PAYLOAD: what one event takes in a page (header_event's rules).
+# record_size PAYLOAD: what one event takes in a page (header_event's rules;
+# payloads are counted in 4-byte words, type_len's unit).
 record_size() {
-	awk -v p="$1" -v w="$max_words" 'BEGIN { r = int((p + 3) / 4) * 4
-		print (r <= w * 4) ? 4 + r : 8 + r }'
+	awk -v p="$1" -v w="$max_words" -v h="$hdr" -v l="$len_word" 'BEGIN {
+		r = int((p + 3) / 4) * 4
+		print (r <= w * 4) ? h + r : h + l + r }'
 }
 entries0() { sed -n 's/^entries: //p' $I/per_cpu/cpu0/stats; }
 # buffer_size_kb reads back pages x data bytes, rounded down to KiB.
@@ -68,7 +74,8 @@ echo "RETAIN print-32 $e $r $(entries0) $(predict $r)"
 run ringtap_test/ringtap_test sh -c "echo 5000 > $RINGTAP_TEST/burst"
 f=$(fixed_size $T/events/ringtap_test/ringtap_test/format)
 r=$(grep ' \[000\] ' $I/trace | sed -n 's/.* msg=\(.*\)$/\1/p' |
-	awk -v f="$f" -v w="$max_words" '{ p = f + length($0) + 1; q = int((p + 3) / 4) * 4
-		s += (q <= w * 4) ? 4 + q : 8 + q; n++ } END { printf "%.1f", s / n }')
+	awk -v f="$f" -v w="$max_words" -v h="$hdr" -v l="$len_word" '{
+		p = f + length($0) + 1; q = int((p + 3) / 4) * 4
+		s += (q <= w * 4) ? h + q : h + l + q; n++ } END { printf "%.1f", s / n }')
 echo "RETAIN ringtap_test $f+msg $r $(entries0) $(awk -v d="$data" -v r="$r" -v n="$pages" 'BEGIN { print int(d / r) * n }')"
 rmdir $I
