@@ -9,10 +9,15 @@ sock=/run/ringtap/ringtapd.sock
 # lose nothing); the overload variant (vm-load-overload) sets LOAD_* higher,
 # where everyone loses and only the accounting must hold.
 rate=${LOAD_RATE:-1000} seconds=${LOAD_SECONDS:-20} fast_lossless=${LOAD_FAST_LOSSLESS:-1}
+# Each subscriber's queue: 512 KiB is ~7 s of FIXED records at 1000/s, so a
+# fast reader survives the multi-second stalls a loaded TCG host gives a
+# single-threaded client (64 KiB, under 1 s, lost 849 FIXED records on CI),
+# while a slow one (50 events/s) still overflows within 10 s.
+queue_kb=${LOAD_QUEUE_KB:-512}
 # emitted_on CPU|total: the test source's count since boot.
 emitted_on() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
-ringtapd -s $sock --max-clients 64 --max-queue-kb 64 2> /tmp/d.err &
+ringtapd -s $sock --max-clients 64 --max-queue-kb $queue_kb 2> /tmp/d.err &
 daemon=$!
 wait_lines /tmp/d.err "listening on"
 cpu0_0=$(emitted_on cpu0) cpu1_0=$(emitted_on cpu1)
@@ -43,7 +48,7 @@ cpu0=$(( $(emitted_on cpu0) - cpu0_0 )) cpu1=$(( $(emitted_on cpu1) - cpu1_0 ))
 kill -INT $daemon
 wait_or_dump $daemon 120 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/d.err)"
 wait_or_dump $load 120 || fail "rt-guest-load: $(cat /tmp/load.err)"
-echo "note: emitted cpu0 $cpu0 cpu1 $cpu1 at $rate/s for $seconds s; ringtapd RSS idle with 64 subscribers $rss_idle, max while streaming ${rss_max} kB"
+echo "note: emitted cpu0 $cpu0 cpu1 $cpu1 at $rate/s for $seconds s, queues of $queue_kb KiB; ringtapd RSS idle with 64 subscribers $rss_idle, max while streaming ${rss_max} kB"
 
 # Every (connection, CPU): delivered + lost = what its selection should have had.
 awk -v c0=$cpu0 -v c1=$cpu1 -v fast=$fast_lossless '
