@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ringtap.h"
+#include "transport.h"
 #include "util.h"
 #include "wire.h"
 
@@ -27,7 +28,7 @@ struct schema_slot {
 };
 
 struct ringtap_client {
-	int fd;
+	struct rt_transport t;
 	struct rt_wire_reader reader;
 	uint8_t *rbuf;		/* bytes read from the socket, fed from rpos */
 	size_t rpos, rlen;
@@ -115,11 +116,9 @@ static int read_some(struct ringtap_client *c)
 	if (c->rpos < c->rlen)
 		return (int)(c->rlen - c->rpos);
 	c->rpos = c->rlen = 0;
-	do
-		n = recv(c->fd, c->rbuf, READ_CHUNK, 0);
-	while (n < 0 && errno == EINTR);
+	n = rt_transport_read(&c->t, c->rbuf, READ_CHUNK);
 	if (n < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		return (int)n;
 	c->rlen = (size_t)n;
 	return (int)n;
 }
@@ -168,7 +167,7 @@ static int buffered_frame(struct ringtap_client *c, Ringtap__Frame **f)
 static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t deadline)
 {
 	for (;;) {
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = c->t.fd };
 		int ret = buffered_frame(c, f);
 
 		if (ret)
@@ -183,7 +182,8 @@ static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t dead
 			return 1;
 		}
 		if (ret != -EAGAIN)
-			return fail(c, ret, "reading from ringtapd: %s", strerror(-ret));
+			return fail(c, ret, "reading from ringtapd: %s", c->t.error);
+		pfd.events = rt_transport_poll_events(&c->t);
 		ret = poll(&pfd, 1, remaining_ms(deadline));
 		if (ret < 0 && errno == EINTR)
 			return -EINTR;
@@ -194,11 +194,11 @@ static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t dead
 	}
 }
 
-static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline)
+static int send_all(struct ringtap_client *c, const uint8_t *p, size_t len, int64_t deadline)
 {
 	while (len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		struct pollfd pfd = { .fd = c->t.fd };
+		ssize_t n = rt_transport_write(&c->t, p, len);
 		int ret;
 
 		if (n > 0) {
@@ -206,10 +206,9 @@ static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline)
 			len -= (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
+		if (n != -EAGAIN)
+			return n ? (int)n : -EPIPE;
+		pfd.events = rt_transport_poll_events(&c->t);
 		ret = poll(&pfd, 1, remaining_ms(deadline));
 		if (ret < 0 && errno != EINTR)
 			return -errno;
@@ -469,7 +468,7 @@ const Ringtap__Schema *ringtap_find_schema(const struct ringtap_client *c, const
 
 int ringtap_fd(const struct ringtap_client *c)
 {
-	return c->fd;
+	return c->t.fd;
 }
 
 const Ringtap__Welcome *ringtap_welcome(const struct ringtap_client *c)
@@ -489,7 +488,7 @@ static void send_bye(struct ringtap_client *c)
 	if (rt_wire_encode(&frame, &bytes, &len))
 		return;
 	/* Best effort: a daemon that is gone or not reading does not hold up close. */
-	(void)send(c->fd, bytes, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)rt_transport_write(&c->t, bytes, len);
 	free(bytes);
 }
 
@@ -497,10 +496,9 @@ void ringtap_close(struct ringtap_client *c)
 {
 	if (!c)
 		return;
-	if (c->fd >= 0) {
+	if (c->t.fd >= 0)
 		send_bye(c);
-		close(c->fd);
-	}
+	rt_transport_close(&c->t);
 	drop_current(c);
 	for (size_t i = 0; i < c->n_schemas; i++)
 		ringtap__frame__free_unpacked(c->schemas[i].frame, NULL);
@@ -543,29 +541,6 @@ static int refusal_errno(Ringtap__RefusalReason reason)
 	default:
 		return -ECONNREFUSED;
 	}
-}
-
-static int open_socket(const char *path, int timeout_ms, struct ringtap_connect_error *err)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000 };
-	int fd, ret;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return set_err(err, -ENAMETOOLONG, "socket path too long: %s", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return set_err(err, -errno, "socket: %s", strerror(errno));
-	/* Bounds a connect() that waits for room in a full listen backlog. */
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
-		ret = -errno;
-		close(fd);
-		return set_err(err, ret, "cannot connect to %s: %s", path, strerror(-ret));
-	}
-	return fd;
 }
 
 /* The subscription the options describe; false when they name no event. */
@@ -614,7 +589,7 @@ int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *o
 	ret = rt_wire_encode(&frame, &bytes, &len);
 	if (!ret && len > HELLO_MAX)
 		ret = -EMSGSIZE;
-	return ret ?: send_all(c->fd, bytes, len, deadline_after(DEFAULT_TIMEOUT_MS));
+	return ret ?: send_all(c, bytes, len, deadline_after(DEFAULT_TIMEOUT_MS));
 }
 
 static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts *o,
@@ -644,7 +619,7 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 		return set_err(err, ret, "the Hello would be over the daemon's 64 KiB limit");
 	if (ret)
 		return set_err(err, ret, "cannot make the Hello: %s", strerror(-ret));
-	ret = send_all(c->fd, bytes, len, deadline);
+	ret = send_all(c, bytes, len, deadline);
 	if (ret)
 		return set_err(err, ret, "sending the Hello: %s", strerror(-ret));
 	return 0;
@@ -710,6 +685,7 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	const char *path = o->socket_path ? o->socket_path : RINGTAP_DEFAULT_SOCKET;
 	int timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	int64_t deadline = deadline_after(timeout_ms);
+	const struct rt_transport_tls tls = { o->tls_ca, o->tls_cert, o->tls_key, o->tls_server_name };
 	struct ringtap_client *c;
 	int ret;
 
@@ -727,9 +703,10 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	c->encoding = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
 	c->tap = o->tap;
 	c->tap_ctx = o->tap_ctx;
-	c->fd = open_socket(path, timeout_ms, err);
-	if (c->fd < 0) {
-		ret = c->fd;
+	c->t.fd = -1;
+	ret = rt_transport_open(&c->t, path, &tls, timeout_ms);
+	if (ret) {
+		set_err(err, ret, "%s", c->t.error);
 		goto fail;
 	}
 	ret = send_hello(c, o, deadline, err);
@@ -740,9 +717,7 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	*out = c;
 	return 0;
 fail:
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	rt_transport_close(&c->t);
 	ringtap_close(c);
 	return ret;
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "cli-tls.h"
 #include "ringtap.h"
 #include "tracedat.h"
 
@@ -155,7 +156,9 @@ static void usage(FILE *f)
 	      "Shows progress on standard error; stops on Ctrl-C, SIGTERM or --duration.\n\n"
 	      "  -o, --output=FILE      the capture file (required)\n"
 	      "      --format=FORMAT    trace.dat or protobuf, whatever FILE is called\n"
-	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
+	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
+	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
+	      CLI_TLS_HELP
 	      "  -e, --events=LIST      comma-separated system:event globs (default ringtap_test:*)\n"
 	      "  -d, --duration=SEC     stop after SEC seconds\n"
 	      "  -r, --reconnect        when ringtapd restarts, connect again and go on (the\n"
@@ -409,6 +412,7 @@ int cmd_record(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "socket", required_argument, NULL, 's' },
+		CLI_TLS_LONGOPTS,
 		{ "events", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "reconnect", no_argument, NULL, 'r' },
@@ -465,6 +469,8 @@ int cmd_record(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
+			if (cli_tls_option(opt, optarg, &opts))
+				break;
 			usage(stderr);
 			return 1;
 		}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "cli-tls.h"
 #include "ringtap.h"
 #include "util.h"
 
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 	      "Commands:\n"
 	      "  stream    print the records of the subscribed events as they come\n"
 	      "  info      print the host, clock and ring buffer layout the daemon reports\n"
-	      "  record    write the daemon's raw stream (pages and formats) to a file\n\n"
+	      "  record    write the daemon's raw stream (pages and formats) to a file\n"
+	      "  collect   record many daemons over TCP, a file per host\n\n"
 	      "  -h, --help       this text; COMMAND --help for a command's options\n"
 	      "  -V, --version    version\n",
 	      f);
@@ -44,7 +46,9 @@ static void usage_stream(FILE *f)
 	      "  SEC.NSEC [CPU] SYSTEM:NAME pid=PID FIELD=VALUE ...\n"
 	      "and \"# cpu N: lost M events (SOURCE)\" where events were lost. Stops on Ctrl-C,\n"
 	      "SIGTERM, --count or --duration, then prints a summary on standard error.\n\n"
-	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
+	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
+	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
+	      CLI_TLS_HELP
 	      "  -e, --events=LIST      comma-separated system:event globs\n"
 	      "                         (default " DEFAULT_EVENTS ")\n"
 	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
@@ -68,7 +72,9 @@ static void usage_info(FILE *f)
 	fputs("Usage: ringtap info [OPTIONS]\n"
 	      "Prints the daemon's Welcome: host, kernel, trace clock, CPUs and the ring\n"
 	      "buffer layout the kernel publishes. It subscribes to nothing.\n\n"
-	      "  -s, --socket=PATH      ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET ")\n"
+	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
+	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
+	      CLI_TLS_HELP
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -344,6 +350,7 @@ static int cmd_stream(int argc, char **argv)
 	enum { OPT_NO_TIME = 256, OPT_COMMON };
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		CLI_TLS_LONGOPTS,
 		{ "events", required_argument, NULL, 'e' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "pids", required_argument, NULL, 'p' },
@@ -439,6 +446,8 @@ static int cmd_stream(int argc, char **argv)
 			free(events);
 			return 0;
 		default:
+			if (cli_tls_option(c, optarg, &opts))
+				break;
 			bad_option("stream", argv, c);
 			goto fail;
 		}
@@ -550,6 +559,7 @@ static int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
+		CLI_TLS_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -569,6 +579,8 @@ static int cmd_info(int argc, char **argv)
 			usage_info(stdout);
 			return 0;
 		default:
+			if (cli_tls_option(opt, optarg, &opts))
+				break;
 			bad_option("info", argv, opt);
 			return 1;
 		}

@@ -29,7 +29,12 @@ extern "C" {
 struct ringtap_client;
 
 struct ringtap_client_opts {
-	const char *socket_path;	/* NULL: RINGTAP_DEFAULT_SOCKET */
+	/*
+	 * NULL: RINGTAP_DEFAULT_SOCKET. A Unix socket's path, or a daemon's
+	 * TCP listener: "tls://HOST:PORT" (with the tls_ fields below) or
+	 * "tcp://HOST:PORT" (a daemon with tcp_insecure: nothing is checked).
+	 */
+	const char *socket_path;
 	const char *client_name;	/* NULL: "libringtap"; shown in the daemon's logs */
 	/*
 	 * NULL-terminated "system:event" globs. NULL or empty: the Hello has
@@ -66,6 +71,16 @@ struct ringtap_client_opts {
 	 * formats, saved cmdlines), which only the tap sees.
 	 */
 	bool host_texts;
+	/*
+	 * tls://: the CA the daemon's certificate must be signed by (NULL: the
+	 * system's), this client's certificate and key (the daemon's clients
+	 * file decides what its common name may select), and the name the
+	 * daemon's certificate must carry (NULL: the address's host).
+	 */
+	const char *tls_ca;
+	const char *tls_cert;
+	const char *tls_key;
+	const char *tls_server_name;
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */

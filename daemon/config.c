@@ -32,6 +32,12 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_DRAIN_MS] = { "drain_ms", false, true, NULL, 50, 1, 10000 },
 	[RT_CONF_MAX_PAGES] = { "max_pages", false, true, NULL, 256, 1, 1UL << 16 },
 	[RT_CONF_STATUS_SEC] = { "status_sec", false, true, NULL, 5, 0, 3600 },
+	[RT_CONF_LISTEN_TCP] = { "listen_tcp", true, false, NULL },
+	[RT_CONF_TLS_CERT] = { "tls_cert", true, false, "/etc/ringtap/tls/server.crt" },
+	[RT_CONF_TLS_KEY] = { "tls_key", true, false, "/etc/ringtap/tls/server.key" },
+	[RT_CONF_TLS_CA] = { "tls_ca", true, false, "/etc/ringtap/tls/ca.crt" },
+	[RT_CONF_TLS_CLIENTS] = { "tls_clients", true, false, "/etc/ringtap/clients" },
+	[RT_CONF_TCP_INSECURE] = { "tcp_insecure", false, false, NULL, 0, 0, 1 },
 };
 
 void rt_config_defaults(struct rt_config *cfg)
@@ -234,4 +240,11 @@ void rt_config_write(const struct rt_config *cfg, FILE *out)
 		else
 			fprintf(out, "# %s unset\n", keys[k].name);
 	}
+}
+
+const char *rt_config_str(const struct rt_config *cfg, enum rt_config_key key)
+{
+	if (key >= RT_CONF_N_KEYS || !keys[key].is_string)
+		return NULL;
+	return cfg->str[key] ? cfg->str[key] : keys[key].def_str;
 }

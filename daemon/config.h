@@ -26,6 +26,12 @@ enum rt_config_key {
 	RT_CONF_DRAIN_MS,
 	RT_CONF_MAX_PAGES,
 	RT_CONF_STATUS_SEC,
+	RT_CONF_LISTEN_TCP,
+	RT_CONF_TLS_CERT,
+	RT_CONF_TLS_KEY,
+	RT_CONF_TLS_CA,
+	RT_CONF_TLS_CLIENTS,
+	RT_CONF_TCP_INSECURE,
 	RT_CONF_N_KEYS
 };
 
@@ -57,6 +63,9 @@ int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigne
 
 /* Copies every key given in src into dst (the command line over the file). */
 int rt_config_merge(struct rt_config *dst, const struct rt_config *src);
+
+/* A string key's value, its default when not given; NULL when unset. */
+const char *rt_config_str(const struct rt_config *cfg, enum rt_config_key key);
 
 /* The value as the file would spell it, into buf. */
 const char *rt_config_value(const struct rt_config *cfg, enum rt_config_key key, char *buf,

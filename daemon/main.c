@@ -164,6 +164,12 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "drain-ms", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-pages", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "status-sec", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "listen-tcp", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "tls-cert", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "tls-key", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "tls-ca", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "tls-clients", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "tcp-insecure", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 		{ "tracing-dir", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -251,47 +257,20 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 static int load_config(struct ringtapd *d, struct rt_config *cfg)
 {
 	_cleanup_free_ char *text = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	unsigned int line;
 	const char *why;
-	int fd, ret;
+	int ret;
 
 	rt_config_defaults(cfg);
-	fd = open(d->config_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && !d->config_path_given)
+	ret = rt_read_file(d->config_path, 1 << 20, &text, &len);
+	if (ret == -ENOENT && !d->config_path_given)
 		return rt_config_merge(cfg, &d->cli);
-	if (fd < 0) {
-		ret = -errno;
-		rt_log(LOG_ERR, "config %s: %s", d->config_path, strerror(errno));
+	if (ret) {
+		rt_log(LOG_ERR, "config %s: %s", d->config_path,
+		       ret == -EFBIG ? "too large" : strerror(-ret));
 		return ret;
 	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *more = cap < (1 << 20) ? realloc(text, cap = cap * 2 + 4096) : NULL;
-
-			if (!more) {
-				close(fd);
-				rt_log(LOG_ERR, "config %s: too large", d->config_path);
-				return -EFBIG;
-			}
-			text = more;
-		}
-		n = read(fd, text + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			close(fd);
-			rt_log(LOG_ERR, "config %s: %s", d->config_path, strerror(-ret));
-			return ret;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
 	ret = rt_config_parse(cfg, text, len, &line, &why);
 	if (ret) {
 		rt_log(LOG_ERR, "config %s:%u: %s", d->config_path, line, why);
@@ -319,6 +298,12 @@ static int apply_startup_config(struct ringtapd *d)
 	d->server_opts.max_queue = cfg->num[RT_CONF_MAX_QUEUE_KB] << 10;
 	d->server_opts.max_clients = (unsigned int)cfg->num[RT_CONF_MAX_CLIENTS];
 	d->server_opts.max_events = (unsigned int)cfg->num[RT_CONF_MAX_EVENTS];
+	d->server_opts.tcp_listen = rt_config_str(cfg, RT_CONF_LISTEN_TCP);
+	d->server_opts.tls_cert = rt_config_str(cfg, RT_CONF_TLS_CERT);
+	d->server_opts.tls_key = rt_config_str(cfg, RT_CONF_TLS_KEY);
+	d->server_opts.tls_ca = rt_config_str(cfg, RT_CONF_TLS_CA);
+	d->server_opts.tls_clients = rt_config_str(cfg, RT_CONF_TLS_CLIENTS);
+	d->server_opts.tcp_insecure = cfg->num[RT_CONF_TCP_INSECURE];
 	/* A captured tree is read as it is, unless the command line names an instance. */
 	if (!d->opts.tracing_dir)
 		d->opts.instance_name = cfg->str[RT_CONF_INSTANCE] ?: "ringtap";

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 #include <event-parse.h>
 #include <systemd/sd-daemon.h>
 
+#include "acl.h"
 #include "encode.h"
 #include "filter.h"
 #include "handshake.h"
@@ -24,6 +28,7 @@
 #include "log.h"
 #include "server.h"
 #include "subscriber.h"
+#include "tls.h"
 #include "tracefs.h"
 #include "util.h"
 #include "wire.h"
@@ -42,6 +47,12 @@ struct rt_conn {
 	struct rt_conn *next;
 	int fd;
 	sd_event_source *io;
+	struct rt_tls_conn *tls;	/* TCP with TLS; NULL on the Unix socket and plain TCP */
+	bool handshaking;		/* TLS handshake not done: nothing else is read */
+	unsigned int refused_beats;	/* handshake failed: heartbeats since (closed at 2) */
+	unsigned int hello_beats;	/* TCP: heartbeats waiting for the Hello */
+	bool tcp;
+	const char *const *allowed;	/* TLS: the event globs its certificate may select */
 	enum conn_state state;
 	struct rt_wire_reader reader;
 	struct rt_subscriber sub;
@@ -53,7 +64,8 @@ struct rt_conn {
 	char **only;			/* projection, NULL-terminated; NULL: every field */
 	pid_t pid;
 	uid_t uid;
-	char name[64];
+	char name[160];
+	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
 	bool sent_since_heartbeat;
 	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
@@ -66,6 +78,10 @@ struct rt_server {
 	bool own_socket;
 	char *path;
 	sd_event_source *listen_src;
+	int tcp_fd;
+	sd_event_source *tcp_src;
+	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
+	struct rt_acl *acl;
 	sd_event_source *heartbeat;
 	clockid_t trace_clockid;
 	gid_t group;
@@ -114,6 +130,7 @@ static void conn_free(struct rt_conn *c)
 	srv->n_conns--;
 	srv->dropped_gone += c->sub.dropped;
 	sd_event_source_disable_unref(c->io);
+	rt_tls_conn_free(c->tls);
 	close(c->fd);
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->sub);
@@ -306,6 +323,12 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 		*why = "more event names than this daemon's max_events allows";
 		return -E2BIG;
 	}
+	/* Checked before anything is enabled: enabling is itself an effect on the host. */
+	for (size_t i = 0; c->allowed && i < sub->n_events; i++)
+		if (!rt_acl_allows_glob(c->allowed, sub->events[i])) {
+			*why = sub->events[i];
+			return -EACCES;
+		}
 	/* protobuf-c arrays carry a count, rt_session_enable wants a NULL at the end. */
 	globs = calloc(sub->n_events + 1, sizeof(*globs));
 	if (!globs)
@@ -324,6 +347,10 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, const 
 		for (size_t g = 0; g < sub->n_events && !match; g++)
 			match = !fnmatch(sub->events[g], name, 0) ||
 				(!strchr(sub->events[g], ':') && !fnmatch(sub->events[g], colon + 1, 0));
+		if (match && c->allowed && !rt_acl_allows_event(c->allowed, name)) {
+			*why = name;
+			return -EACCES;
+		}
 		if (match) {
 			struct tep_event *ev = enabled_event(srv, i);
 
@@ -405,11 +432,17 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	int ret;
 
 	if (hello->client_name) {
-		snprintf(c->name, sizeof(c->name), "%s", hello->client_name);
+		snprintf(c->name, sizeof(c->name), "%.40s", hello->client_name);
 		printable(c->name);
+		if (c->tcp) {
+			size_t len = strlen(c->name);
+
+			snprintf(c->name + len, sizeof(c->name) - len, " via %s", c->peer);
+		}
 	}
 	if (!c->authorized) {
-		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED,
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, c->tcp ?
+		       "the certificate's common name is not in this daemon's clients file" :
 		       "the peer is neither root nor in the allowed group");
 		return;
 	}
@@ -444,6 +477,13 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 
 		snprintf(msg, sizeof(msg), "no event matches '%s'", why);
 		refuse(c, RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT, msg);
+		return;
+	}
+	if (ret == -EACCES) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "this certificate may not subscribe to '%s'", why);
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, msg);
 		return;
 	}
 	if (ret) {
@@ -510,39 +550,127 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 	}
 }
 
+/* recv() or its TLS equivalent: n > 0, 0 at the end, -EAGAIN, -errno. */
+static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return rt_tls_read(c->tls, buf, len);
+	n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
+}
+
+static ssize_t conn_write(struct rt_conn *c, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return rt_tls_write(c->tls, buf, len);
+	n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
+}
+
+static const char *conn_error(struct rt_conn *c, ssize_t err)
+{
+	return c->tls ? rt_tls_conn_error(c->tls) : strerror((int)-err);
+}
+
+/*
+ * The certificate's common name decides what it may subscribe to; a name
+ * the clients file does not list may connect, to be told so, but select
+ * nothing.
+ */
+static void tls_handshake_done(struct rt_conn *c)
+{
+	char cn[256], addr[64];
+
+	c->handshaking = false;
+	snprintf(addr, sizeof(addr), "%.63s", c->peer);
+	if (rt_tls_peer_common_name(c->tls, cn, sizeof(cn)))
+		return;
+	c->allowed = rt_acl_lookup(c->srv->acl, cn);
+	c->authorized = c->allowed != NULL;
+	printable(cn);
+	snprintf(c->peer, sizeof(c->peer), "%.40s@%.64s", cn, addr);
+	snprintf(c->name, sizeof(c->name), "%s", c->peer);
+	if (!c->authorized)
+		rt_log(LOG_NOTICE, "client %s: certificate name '%s' is not in the clients file",
+		       c->name, cn);
+}
+
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct rt_conn *c = userdata;
 
+	if (c->refused_beats) {
+		uint8_t discard[4096];
+		ssize_t n = recv(fd, discard, sizeof(discard), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			conn_free(c);
+		return 0;
+	}
+	if (c->handshaking) {
+		int ret = rt_tls_handshake(c->tls);
+
+		if (ret == -EAGAIN)
+			return sd_event_source_set_io_events(c->io, rt_tls_wants_write(c->tls) ?
+							     EPOLLOUT : EPOLLIN);
+		if (ret) {
+			rt_log(LOG_NOTICE, "client %s: %s", c->name, rt_tls_conn_error(c->tls));
+			/*
+			 * With TLS 1.3 the client has sent its first frame by now; closing
+			 * with it unread would reset the connection and lose the alert
+			 * that says why. The alert is out: end our side, read until the
+			 * client closes (or two heartbeats pass).
+			 */
+			shutdown(fd, SHUT_WR);
+			c->refused_beats = 1;
+			return sd_event_source_set_io_events(c->io, EPOLLIN);
+		}
+		tls_handshake_done(c);
+		conn_want_write(c, false);
+		/* What came with the handshake's last flight is read below. */
+		revents |= EPOLLIN;
+	}
 	if (revents & EPOLLIN) {
 		uint8_t buf[4096];
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		ssize_t n;
 
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			conn_close(c, n == 0 ? "disconnected" : strerror(errno));
-			return 0;
-		}
-		for (size_t off = 0; n > 0 && off < (size_t)n && c->state != CONN_CLOSING;) {
-			Ringtap__Frame *f = NULL;
-			size_t used = 0;
-			int ret = rt_wire_reader_feed(&c->reader, buf + off, n - off, &used);
-
-			off += used;
-			if (ret >= 0)
-				ret = rt_wire_reader_next(&c->reader, &f);
-			if (ret < 0) {
-				send_error(c, -ret, c->reader.why ? c->reader.why : "bad frame");
-				break;
+		/* Until it would block: TLS may hold decrypted bytes the socket no longer shows. */
+		while ((n = conn_read(c, buf, sizeof(buf))) != -EAGAIN) {
+			if (n <= 0) {
+				conn_close(c, n == 0 ? "disconnected" : conn_error(c, n));
+				return 0;
 			}
-			if (ret == 0)
+			for (size_t off = 0; off < (size_t)n && c->state != CONN_CLOSING;) {
+				Ringtap__Frame *f = NULL;
+				size_t used = 0;
+				int ret = rt_wire_reader_feed(&c->reader, buf + off, n - off, &used);
+
+				off += used;
+				if (ret >= 0)
+					ret = rt_wire_reader_next(&c->reader, &f);
+				if (ret < 0) {
+					send_error(c, -ret, c->reader.why ? c->reader.why : "bad frame");
+					break;
+				}
+				if (ret == 0)
+					break;
+				on_frame(c, f);
+				ringtap__frame__free_unpacked(f, NULL);
+			}
+			if (c->dead) {
+				conn_close(c, c->dead);
+				return 0;
+			}
+			/* Level-triggered: a plain socket with more to read comes back. */
+			if (c->state == CONN_CLOSING || !c->tls)
 				break;
-			on_frame(c, f);
-			ringtap__frame__free_unpacked(f, NULL);
 		}
-		if (c->dead) {
-			conn_close(c, c->dead);
-			return 0;
-		}
+		if (c->tls && rt_tls_wants_write(c->tls))
+			conn_want_write(c, true);
 	}
 	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
 		const uint8_t *data;
@@ -562,8 +690,8 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				conn_want_write(c, false);
 				break;
 			}
-			n = send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			n = conn_write(c, data, len);
+			if (n == -EAGAIN)
 				break;
 			if (n < 0) {
 				conn_close(c, "vanished mid-write");
@@ -591,17 +719,9 @@ static bool peer_in_group(int fd, gid_t group, gid_t primary)
 	return false;
 }
 
-static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* Room for one more connection, or a warning and false. */
+static bool room_for_one_more(struct rt_server *srv)
 {
-	struct rt_server *srv = userdata;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	struct rt_conn *c;
-	int cfd, ret;
-
-	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
-		return 0;
 	/*
 	 * Past max_clients a client is still read, to be told why in a Refusal;
 	 * only a flood beyond that is closed unanswered.
@@ -609,33 +729,107 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	if (srv->max_clients && srv->n_conns >= srv->max_clients + PENDING_CLIENTS) {
 		rt_log(LOG_WARNING, "closing a connection unanswered: %u connections already",
 		       srv->n_conns);
-		close(cfd);
-		return 0;
+		return false;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->max_queue)) {
+	return true;
+}
+
+static struct rt_conn *conn_new(struct rt_server *srv, int cfd)
+{
+	struct rt_conn *c = calloc(1, sizeof(*c));
+
+	if (!c || rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->max_queue)) {
 		free(c);
-		close(cfd);
-		return 0;
+		return NULL;
 	}
 	c->srv = srv;
 	c->fd = cfd;
-	c->pid = cred.pid;
-	c->uid = cred.uid;
-	c->authorized = cred.uid == 0 || (srv->have_group && peer_in_group(cfd, srv->group, cred.gid));
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	rt_wire_reader_init(&c->reader, CLIENT_MAX_FRAME);
-	ret = sd_event_add_io(srv->loop, &c->io, cfd, EPOLLIN, on_conn_io, c);
+	return c;
+}
+
+static int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events)
+{
+	int ret = sd_event_add_io(srv->loop, &c->io, c->fd, events, on_conn_io, c);
+
 	if (ret < 0) {
+		rt_tls_conn_free(c->tls);
 		rt_subscriber_release(&c->sub);
+		close(c->fd);
 		free(c);
-		close(cfd);
-		return 0;
+		return ret;
 	}
 	c->next = srv->conns;
 	srv->conns = c;
 	srv->n_conns++;
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct rt_server *srv = userdata;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct rt_conn *c;
+	int cfd;
+
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (!room_for_one_more(srv) || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    !(c = conn_new(srv, cfd))) {
+		close(cfd);
+		return 0;
+	}
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->authorized = cred.uid == 0 || (srv->have_group && peer_in_group(cfd, srv->group, cred.gid));
+	conn_add(srv, c, EPOLLIN);
+	return 0;
+}
+
+/*
+ * A TCP client is known by its address until its certificate names it; with
+ * tcp_insecure nothing names it and it may select anything.
+ */
+static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct rt_server *srv = userdata;
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+	struct rt_conn *c;
+	int cfd, one = 1;
+
+	cfd = accept4(fd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (!room_for_one_more(srv) || !(c = conn_new(srv, cfd))) {
+		close(cfd);
+		return 0;
+	}
+	/* Records go out as they come; the queue already batches under load. */
+	setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
+	snprintf(c->name, sizeof(c->name), "%s", c->peer);
+	c->tcp = true;
+	c->pid = 0;
+	c->uid = (uid_t)-1;
+	if (srv->tls) {
+		if (rt_tls_conn_new(srv->tls, cfd, &c->tls)) {
+			rt_subscriber_release(&c->sub);
+			free(c);
+			close(cfd);
+			return 0;
+		}
+		c->handshaking = true;
+	} else {
+		c->authorized = true;
+	}
+	conn_add(srv, c, EPOLLIN);
 	return 0;
 }
 
@@ -696,6 +890,94 @@ static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
 	return 0;
 }
 
+/* "host:port", "[v6]:port" or ":port" (every address). */
+static int listen_tcp(struct rt_server *srv, const char *address)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+	_cleanup_free_ char *host = strdup(address);
+	struct addrinfo *ai = NULL;
+	char *port, *h;
+	int fd = -1, one = 1, ret;
+
+	if (!host)
+		return -ENOMEM;
+	port = strrchr(host, ':');
+	if (!port) {
+		rt_log(LOG_ERR, "listen_tcp '%s': want host:port", address);
+		return -EINVAL;
+	}
+	*port++ = '\0';
+	h = host;
+	if (*h == '[' && h[strlen(h) - 1] == ']') {
+		h[strlen(h) - 1] = '\0';
+		h++;
+	}
+	ret = getaddrinfo(*h ? h : NULL, port, &hints, &ai);
+	if (ret) {
+		rt_log(LOG_ERR, "listen_tcp '%s': %s", address, gai_strerror(ret));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+		ret = -errno;
+		rt_log(LOG_ERR, "listening on TCP %s: %s", address, strerror(-ret));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return ret;
+	}
+	freeaddrinfo(ai);
+	srv->tcp_fd = fd;
+	return 0;
+}
+
+/* The TCP listener, when configured: TLS with client certificates, or plain when insecure. */
+static int setup_tcp(struct rt_server *srv, const struct rt_server_opts *o)
+{
+	_cleanup_free_ char *text = NULL;
+	char why[320];
+	const char *what;
+	unsigned int line;
+	size_t len;
+	int ret;
+
+	if (!o->tcp_listen)
+		return 0;
+	if (o->tcp_insecure) {
+		rt_log(LOG_WARNING, "TCP %s is plain and unauthenticated (tcp_insecure): anyone who "
+		       "reaches it may subscribe to any event", o->tcp_listen);
+	} else {
+		if (!o->tls_cert || !o->tls_key || !o->tls_ca || !o->tls_clients) {
+			rt_log(LOG_ERR, "listen_tcp needs tls_cert, tls_key, tls_ca and tls_clients "
+			       "(or tcp_insecure)");
+			return -EINVAL;
+		}
+		ret = rt_tls_new(&srv->tls, o->tls_cert, o->tls_key, o->tls_ca, why, sizeof(why));
+		if (ret) {
+			rt_log(LOG_ERR, "TLS: %s", why);
+			return ret;
+		}
+		ret = rt_read_file(o->tls_clients, 1 << 20, &text, &len);
+		if (ret) {
+			rt_log(LOG_ERR, "reading %s: %s", o->tls_clients, strerror(-ret));
+			return ret;
+		}
+		ret = rt_acl_parse(&srv->acl, text, len, &line, &what);
+		if (ret) {
+			rt_log(LOG_ERR, "%s:%u: %s", o->tls_clients, line, what);
+			return ret;
+		}
+	}
+	ret = listen_tcp(srv, o->tcp_listen);
+	if (ret)
+		return ret;
+	rt_log(LOG_INFO, "listening on TCP %s (%s)", o->tcp_listen,
+	       srv->tls ? "TLS 1.3, client certificates" : "plain");
+	return sd_event_add_io(srv->loop, &srv->tcp_src, srv->tcp_fd, EPOLLIN, on_accept_tcp, srv);
+}
+
 static void read_host(struct rt_server *srv)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
@@ -743,9 +1025,19 @@ static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct rt_server *srv = userdata;
 
-	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
 		struct rt_buf b = { 0 };
 
+		next = c->next;
+		if (c->refused_beats && ++c->refused_beats > 2) {
+			conn_free(c);
+			continue;
+		}
+		/* A TCP peer gets 10 to 15 s from connecting to its Hello. */
+		if (c->tcp && c->state == CONN_HELLO && ++c->hello_beats > 2) {
+			conn_close(c, "no Hello within 10 s");
+			continue;
+		}
 		if (c->state != CONN_STREAMING || c->sent_since_heartbeat || c->sub.head) {
 			c->sent_since_heartbeat = false;
 			continue;
@@ -769,6 +1061,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 		return -ENOMEM;
 	srv->loop = loop;
 	srv->listen_fd = -1;
+	srv->tcp_fd = -1;
 	srv->session = session;
 	srv->layout = layout;
 	srv->max_queue = o->max_queue;
@@ -789,6 +1082,8 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	ret = listen_socket(srv, o);
 	if (!ret)
 		ret = sd_event_add_io(loop, &srv->listen_src, srv->listen_fd, EPOLLIN, on_accept, srv);
+	if (ret >= 0)
+		ret = setup_tcp(srv, o);
 	srv->trace_clockid = trace_clockid(session->clock);
 	if (ret >= 0)
 		ret = sd_event_add_time_relative(loop, &srv->heartbeat, CLOCK_MONOTONIC,
@@ -808,6 +1103,11 @@ void rt_server_free(struct rt_server *srv)
 	while (srv->conns)
 		conn_close(srv->conns, "daemon stopping");
 	sd_event_source_disable_unref(srv->listen_src);
+	sd_event_source_disable_unref(srv->tcp_src);
+	if (srv->tcp_fd >= 0)
+		close(srv->tcp_fd);
+	rt_tls_free(srv->tls);
+	rt_acl_free(srv->acl);
 	sd_event_source_disable_unref(srv->heartbeat);
 	if (srv->listen_fd >= 0 && srv->own_socket) {
 		close(srv->listen_fd);
@@ -1036,9 +1336,19 @@ uint64_t rt_server_dropped(const struct rt_server *srv)
 
 void rt_server_cpu_state(struct rt_server *srv, unsigned int cpu, bool online)
 {
-	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
 		struct rt_buf b = { 0 };
 
+		next = c->next;
+		if (c->refused_beats && ++c->refused_beats > 2) {
+			conn_free(c);
+			continue;
+		}
+		/* A TCP peer gets 10 to 15 s from connecting to its Hello. */
+		if (c->tcp && c->state == CONN_HELLO && ++c->hello_beats > 2) {
+			conn_close(c, "no Hello within 10 s");
+			continue;
+		}
 		if (c->state != CONN_STREAMING || (c->sub.cpus && (cpu >= c->sub.ncpus ||
 								   !c->sub.cpus[cpu])))
 			continue;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * server: the Unix socket, its clients, and the fan-out of decoded records.
+ * server: the Unix socket, the TCP listener (TLS with client certificates,
+ * tls.h and acl.h), their clients, and the fan-out of decoded records.
  *
  * Takes the listening socket from systemd (sd_listen_fds) or binds its own,
  * checks each peer's credentials against the allowed group, runs the
@@ -27,6 +28,12 @@ struct rt_server_opts {
 	size_t max_queue;		/* bytes per subscriber */
 	unsigned int max_clients;
 	unsigned int max_events;	/* events one subscription may select */
+	/* TCP for fleet collection: NULL keeps it off. */
+	const char *tcp_listen;		/* "host:port" */
+	const char *tls_cert, *tls_key;	/* this daemon's certificate chain and key (PEM) */
+	const char *tls_ca;		/* client certificates must be signed by it */
+	const char *tls_clients;	/* common name -> event globs (acl.h) */
+	bool tcp_insecure;		/* plain TCP, no authentication: logs a warning */
 };
 
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,

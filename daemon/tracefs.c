@@ -362,40 +362,6 @@ static bool has_pointer_field(struct rt_layout *l)
 	return false;
 }
 
-/* A whole file of unknown size (proc and tracefs files report 0), NUL-terminated. */
-static int read_all(const char *path, char **out, size_t *out_len)
-{
-	_cleanup_free_ char *text = NULL;
-	size_t cap = 0, len = 0;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		size_t r;
-
-		if (len + 65536 + 1 > cap) {
-			char *nt = realloc(text, cap = cap ? cap * 2 : 1 << 20);
-
-			if (!nt) {
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = nt;
-		}
-		r = fread(text + len, 1, cap - len - 1, f);
-		if (!r)
-			break;
-		len += r;
-	}
-	fclose(f);
-	text[len] = '\0';
-	*out = text;
-	*out_len = len;
-	text = NULL;
-	return 0;
-}
-
 static char *kallsyms_path(const struct rt_session *s)
 {
 	char *path = NULL;
@@ -417,7 +383,7 @@ int rt_session_symbols(struct rt_session *s, struct rt_layout *l)
 	path = kallsyms_path(s);
 	if (!path)
 		return -ENOMEM;
-	if (read_all(path, &text, &len))
+	if (rt_read_file(path, 0, &text, &len))
 		return 0;
 	if (tep_parse_kallsyms(l->tep, text))
 		return -EINVAL;
@@ -436,7 +402,7 @@ int rt_session_read_text(struct rt_session *s, const char *name, char **text, si
 		path = NULL;
 	if (!path)
 		return -ENOMEM;
-	return read_all(path, text, len);
+	return rt_read_file(path, 0, text, len);
 }
 
 int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)

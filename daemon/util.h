@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /* util: small helpers every module uses. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -18,3 +19,9 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 #define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/*
+ * A whole file of unknown size (proc and tracefs files report 0), read into
+ * a NUL-terminated buffer; -EFBIG past max bytes (0: no limit but memory).
+ */
+int rt_read_file(const char *path, size_t max, char **out, size_t *out_len);
