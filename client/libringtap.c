@@ -338,6 +338,9 @@ static int next_item(struct ringtap_client *c, struct ringtap_event *ev)
 			return 0;
 		ev->kind = RINGTAP_PAGE;
 		ev->cpu = f->pages->cpu;
+		/* A daemon before Pages.records counted nothing: 0. */
+		ev->page_records = c->batch_next < f->pages->n_records ?
+					   f->pages->records[c->batch_next] : 0;
 		ev->page = &f->pages->pages[c->batch_next++];
 		return 1;
 	default:

@@ -55,6 +55,8 @@ struct recording {
 	int write_error;		/* an errno value */
 	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
 	uint64_t frames, bytes, pages, lost;
+	uint64_t events;		/* in the pages, as the daemon counted them */
+	FILE *clock;			/* --clock-file: the host's clock pairs */
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
 	unsigned int host_texts;	/* HostTexts frames taken */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */
@@ -161,6 +163,8 @@ static void usage(FILE *f)
 	      CLI_TLS_HELP
 	      "  -e, --events=LIST      comma-separated system:event globs (default ringtap_test:*)\n"
 	      "  -d, --duration=SEC     stop after SEC seconds\n"
+	      "      --clock-file=FILE  append the host's boot and (trace clock, realtime)\n"
+	      "                         pairs, one per Heartbeat, to align hosts later\n"
 	      "  -r, --reconnect        when ringtapd restarts, connect again and go on (the\n"
 	      "                         gap is counted in each CPU's stats)\n"
 	      "  -h, --help             this text\n",
@@ -202,9 +206,29 @@ static void progress(const struct recording *r, bool last)
 	}
 	if (shown && n < sizeof(per_cpu))
 		snprintf(per_cpu + n, sizeof(per_cpu) - n, ")");
-	fprintf(stderr, "%sringtap record: %" PRIu64 " pages, %" PRIu64 " bytes, %" PRIu64
-		" lost%s%s", tty ? "\r" : "", r->pages, r->bytes, r->lost, per_cpu,
-		tty && !last ? "" : "\n");
+	fprintf(stderr, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
+		" bytes, %" PRIu64 " lost%s%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
+		r->lost, per_cpu, tty && !last ? "" : "\n");
+}
+
+/*
+ * The clock file aligns this host's trace with others after the fact: per
+ * connection a line naming the boot and trace clock, then a line per
+ * Heartbeat with the trace clock and realtime read at one instant.
+ */
+static void clock_boot(struct recording *r, const Ringtap__Welcome *w)
+{
+	if (r->clock)
+		fprintf(r->clock, "boot %s host %s clock %s\n", w->boot_id, w->hostname,
+			w->trace_clock);
+}
+
+static void clock_pair(struct recording *r, const Ringtap__Heartbeat *h)
+{
+	if (!r->clock)
+		return;
+	fprintf(r->clock, "pair %" PRIu64 " %" PRIu64 "\n", h->trace_clock_ns, h->realtime_ns);
+	fflush(r->clock);
 }
 
 static void count_loss(struct recording *r, unsigned int cpu, const Ringtap__Lost *l)
@@ -407,9 +431,10 @@ static void refresh_host_texts(struct recording *r, struct ringtap_client *c,
 
 int cmd_record(int argc, char **argv)
 {
-	enum { OPT_FORMAT = 0x100 };
+	enum { OPT_FORMAT = 0x100, OPT_CLOCK_FILE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "clock-file", required_argument, NULL, OPT_CLOCK_FILE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "socket", required_argument, NULL, 's' },
 		CLI_TLS_LONGOPTS,
@@ -435,6 +460,15 @@ int cmd_record(int argc, char **argv)
 		switch (opt) {
 		case 'o':
 			r.path = optarg;
+			break;
+		case OPT_CLOCK_FILE:
+			if (r.clock)
+				fclose(r.clock);
+			r.clock = fopen(optarg, "ae");
+			if (!r.clock) {
+				fprintf(stderr, "ringtap record: %s: %s\n", optarg, strerror(errno));
+				return 1;
+			}
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "trace.dat")) {
@@ -504,6 +538,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	welcome = ringtap_welcome(c);
+	clock_boot(&r, welcome);
 	r.cpus = welcome->cpus;
 	r.cpu = calloc(r.cpus ? r.cpus : 1, sizeof(*r.cpu));
 	if (!r.cpu || (r.tracedat && start_tracedat(&r, welcome))) {
@@ -535,6 +570,7 @@ int cmd_record(int argc, char **argv)
 			if (!c)
 				break;
 			welcome = ringtap_welcome(c);
+			clock_boot(&r, welcome);
 			goto tick;
 		}
 		if (ev.kind == RINGTAP_PAGE) {
@@ -543,7 +579,10 @@ int cmd_record(int argc, char **argv)
 				break;
 			}
 			r.pages++;
+			r.events += ev.page_records;
 		}
+		if (ev.kind == RINGTAP_HEARTBEAT)
+			clock_pair(&r, ev.heartbeat);
 		if (ev.kind == RINGTAP_LOST)
 			count_loss(&r, ev.cpu, ev.lost);
 tick:
@@ -566,6 +605,8 @@ tick:
 		ret = 1;
 	}
 out:
+	if (r.clock)
+		fclose(r.clock);
 	tracedat_free(r.td);
 	free(r.cpu);
 	if (r.tracedat ? close(r.fd) : fclose(r.out)) {

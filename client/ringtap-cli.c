@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect.h"
 #include "record.h"
 #include "cli-tls.h"
 #include "ringtap.h"
@@ -646,6 +647,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(cmd, "collect"))
+		return cmd_collect(argc - 1, argv + 1);
 	fprintf(stderr, "ringtap: unknown command '%s' (see ringtap --help)\n", cmd);
 	return 1;
 }

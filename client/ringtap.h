@@ -150,6 +150,7 @@ struct ringtap_event {
 	const Ringtap__Record *record;
 	const Ringtap__FixedRecord *fixed;
 	const ProtobufCBinaryData *page;
+	unsigned int page_records;	/* RINGTAP_PAGE: its events, as the daemon counted */
 	const Ringtap__Schema *schema;	/* of record->event_id; fields match record->fields */
 	const Ringtap__Lost *lost;
 	const Ringtap__Heartbeat *heartbeat;

@@ -307,15 +307,19 @@ int rt_encode_batch_frame(Ringtap__Frame__MsgCase kind, unsigned int cpu,
 	return ret;
 }
 
-int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, struct rt_buf *out)
+int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
+			  struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Pages pages = RINGTAP__PAGES__INIT;
 	ProtobufCBinaryData one = { len, (uint8_t *)page };
+	uint32_t count = records;
 
 	pages.cpu = cpu;
 	pages.n_pages = 1;
 	pages.pages = &one;
+	pages.n_records = 1;
+	pages.records = &count;
 	frame.msg_case = RINGTAP__FRAME__MSG_PAGES;
 	frame.pages = &pages;
 	return put_frame(&frame, out);

@@ -51,7 +51,8 @@ int rt_encode_batch_frame(Ringtap__Frame__MsgCase kind, unsigned int cpu,
 			  const struct rt_buf *records, struct rt_buf *out);
 
 /* A delimited Frame{Pages{cpu, [page]}}. */
-int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, struct rt_buf *out);
+int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
+			  struct rt_buf *out);
 
 /*
  * A delimited Frame{Schema} for the event: with offsets (one per field, in

@@ -67,7 +67,6 @@ struct rt_conn {
 	char name[160];
 	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
-	bool sent_since_heartbeat;
 	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 };
@@ -420,6 +419,21 @@ static int push_host_texts(struct rt_conn *c)
 	return ret;
 }
 
+static uint64_t clock_ns(clockid_t id);
+
+/* A (trace clock, realtime) pair, taken now. */
+static int push_heartbeat(struct rt_conn *c)
+{
+	struct rt_buf b = { 0 };
+	int ret = rt_encode_heartbeat_frame(clock_ns(c->srv->trace_clockid),
+					    clock_ns(CLOCK_REALTIME), &b);
+
+	if (!ret)
+		ret = conn_push(c, &b);
+	rt_buf_free(&b);
+	return ret;
+}
+
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
@@ -500,6 +514,11 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	    hello->subscription->has_host_texts && hello->subscription->host_texts &&
 	    push_host_texts(c)) {
 		c->dead = "cannot send HostTexts";
+		return;
+	}
+	/* The first clock pair, before any record. */
+	if (push_heartbeat(c)) {
+		c->dead = "cannot send a Heartbeat";
 		return;
 	}
 	c->state = CONN_STREAMING;
@@ -698,7 +717,6 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				return 0;
 			}
 			rt_subscriber_consume(&c->sub, (size_t)n);
-			c->sent_since_heartbeat = true;
 		}
 	}
 	return 0;
@@ -1026,8 +1044,6 @@ static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 	struct rt_server *srv = userdata;
 
 	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
-		struct rt_buf b = { 0 };
-
 		next = c->next;
 		if (c->refused_beats && ++c->refused_beats > 2) {
 			conn_free(c);
@@ -1038,14 +1054,13 @@ static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 			conn_close(c, "no Hello within 10 s");
 			continue;
 		}
-		if (c->state != CONN_STREAMING || c->sent_since_heartbeat || c->sub.head) {
-			c->sent_since_heartbeat = false;
-			continue;
-		}
-		if (!rt_encode_heartbeat_frame(clock_ns(srv->trace_clockid),
-					       clock_ns(CLOCK_REALTIME), &b))
-			conn_push(c, &b);
-		rt_buf_free(&b);
+		/*
+		 * Every period, busy or not: each Heartbeat is a (trace clock,
+		 * realtime) pair, which collectors use to align hosts. A backlog
+		 * gets none: its pair would be late by the time it is read.
+		 */
+		if (c->state == CONN_STREAMING && !c->sub.head)
+			push_heartbeat(c);
 	}
 	return sd_event_source_set_time_relative(s, HEARTBEAT_USEC) ?:
 	       sd_event_source_set_enabled(s, SD_EVENT_ON);
@@ -1242,7 +1257,7 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 			if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id))
 				push_schema(c, ev);
 		}
-		if (!frame.len && rt_encode_pages_frame(cpu, page, len, &frame))
+		if (!frame.len && rt_encode_pages_frame(cpu, page, len, records, &frame))
 			break;
 		rt_subscriber_push_data(&c->sub, cpu, frame.data, frame.len, records, first_ts,
 					first_ts);
