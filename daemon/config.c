@@ -32,6 +32,10 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_DRAIN_MS] = { "drain_ms", false, true, NULL, 50, 1, 10000 },
 	[RT_CONF_MAX_PAGES] = { "max_pages", false, true, NULL, 256, 1, 1UL << 16 },
 	[RT_CONF_STATUS_SEC] = { "status_sec", false, true, NULL, 5, 0, 3600 },
+	[RT_CONF_NATS_URL] = { "nats_url", true, false, NULL },
+	[RT_CONF_NATS_EVENTS] = { "nats_events", true, false, NULL },
+	[RT_CONF_NATS_STREAM] = { "nats_stream", true, false, "RINGTAP" },
+	[RT_CONF_NATS_MAX_PENDING] = { "nats_max_pending", false, false, NULL, 4096, 1, 1UL << 20 },
 };
 
 void rt_config_defaults(struct rt_config *cfg)
