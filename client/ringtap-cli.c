@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect-nats.h"
 #include "record.h"
 #include "ringtap.h"
 #include "util.h"
@@ -31,7 +32,8 @@ static void usage(FILE *f)
 	      "Commands:\n"
 	      "  stream    print the records of the subscribed events as they come\n"
 	      "  info      print the host, clock and ring buffer layout the daemon reports\n"
-	      "  record    write the daemon's raw stream (pages and formats) to a file\n\n"
+	      "  record    write the daemon's raw stream (pages and formats) to a file\n"
+	      "  collect   --nats URL: write what ringtapd publishes to NATS, a file per host\n\n"
 	      "  -h, --help       this text; COMMAND --help for a command's options\n"
 	      "  -V, --version    version\n",
 	      f);
@@ -609,6 +611,15 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+/* collect reads a NATS stream with --nats (collect-nats.c). */
+static bool wants_nats(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--nats") || !strncmp(argv[i], "--nats=", 7))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -634,6 +645,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(cmd, "collect") && wants_nats(argc, argv))
+		return rt_collect_nats_main(argc - 1, argv + 1);
 	fprintf(stderr, "ringtap: unknown command '%s' (see ringtap --help)\n", cmd);
 	return 1;
 }
