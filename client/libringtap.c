@@ -1009,10 +1009,9 @@ static void format_lost(struct sink *s, const Ringtap__Lost *l, bool json)
 	    inexact ? "at least " : "", l->count, loss_source(l->source));
 }
 
-static void format_record(struct sink *s, const struct ringtap_client *c,
+static void format_record(struct sink *s, const Ringtap__Layout *layout,
 			  const struct ringtap_event *ev, unsigned int flags)
 {
-	const Ringtap__Layout *layout = c ? c->welcome->welcome->layout : NULL;
 	const Ringtap__Record *r = ev->record;
 	const Ringtap__Schema *schema = ev->schema;
 	unsigned int long_size = layout ? layout->long_size : sizeof(long);
@@ -1095,12 +1094,19 @@ static void format_record(struct sink *s, const struct ringtap_client *c,
 int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_event *ev,
 			 char *buf, size_t size, unsigned int flags)
 {
+	return ringtap_format_event_layout(c ? c->welcome->welcome->layout : NULL, ev, buf, size,
+					   flags);
+}
+
+int ringtap_format_event_layout(const Ringtap__Layout *layout, const struct ringtap_event *ev,
+				char *buf, size_t size, unsigned int flags)
+{
 	struct sink s = { .buf = buf, .size = size };
 
 	if (size)
 		buf[0] = '\0';
 	if (ev->kind == RINGTAP_RECORD && ev->record)
-		format_record(&s, c, ev, flags);
+		format_record(&s, layout, ev, flags);
 	else if (ev->kind == RINGTAP_LOST && ev->lost)
 		format_lost(&s, ev->lost, flags & RINGTAP_FORMAT_JSON);
 	else if (ev->kind == RINGTAP_CPU_STATE && ev->cpu_state)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "collect.h"
+#include "collect-nats.h"
 #include "record.h"
 #include "cli-tls.h"
 #include "ringtap.h"
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 	      "  stream    print the records of the subscribed events as they come\n"
 	      "  info      print the host, clock and ring buffer layout the daemon reports\n"
 	      "  record    write the daemon's raw stream (pages and formats) to a file\n"
-	      "  collect   record many daemons over TCP, a file per host\n\n"
+	      "  collect   record many daemons over TCP, a file per host; with --nats URL,\n"
+	      "            what they publish to NATS JetStream\n\n"
 	      "  -h, --help       this text; COMMAND --help for a command's options\n"
 	      "  -V, --version    version\n",
 	      f);
@@ -622,6 +624,15 @@ static int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+/* collect reads a NATS stream with --nats (collect-nats.c). */
+static bool wants_nats(int argc, char **argv)
+{
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--nats") || !strncmp(argv[i], "--nats=", 7))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -647,6 +658,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(cmd, "collect") && wants_nats(argc, argv))
+		return rt_collect_nats_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "collect"))
 		return cmd_collect(argc - 1, argv + 1);
 	fprintf(stderr, "ringtap: unknown command '%s' (see ringtap --help)\n", cmd);

@@ -209,6 +209,13 @@ enum ringtap_format_flags {
 int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_event *ev,
 			 char *buf, size_t size, unsigned int flags);
 
+/*
+ * The same with the layout of a Welcome received some other way (ringtapd's
+ * NATS stream carries it in a message of its own); NULL as with c NULL.
+ */
+int ringtap_format_event_layout(const Ringtap__Layout *layout, const struct ringtap_event *ev,
+				char *buf, size_t size, unsigned int flags);
+
 #ifdef __cplusplus
 }
 #endif

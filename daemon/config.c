@@ -38,6 +38,10 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_TLS_CA] = { "tls_ca", true, false, "/etc/ringtap/tls/ca.crt" },
 	[RT_CONF_TLS_CLIENTS] = { "tls_clients", true, false, "/etc/ringtap/clients" },
 	[RT_CONF_TCP_INSECURE] = { "tcp_insecure", false, false, NULL, 0, 0, 1 },
+	[RT_CONF_NATS_URL] = { "nats_url", true, false, NULL },
+	[RT_CONF_NATS_EVENTS] = { "nats_events", true, false, NULL },
+	[RT_CONF_NATS_STREAM] = { "nats_stream", true, false, "RINGTAP" },
+	[RT_CONF_NATS_MAX_PENDING] = { "nats_max_pending", false, false, NULL, 4096, 1, 1UL << 20 },
 };
 
 void rt_config_defaults(struct rt_config *cfg)

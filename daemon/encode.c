@@ -535,3 +535,46 @@ int rt_encode_error_frame(int err, const char *text, struct rt_buf *out)
 	frame.error = &e;
 	return put_frame(&frame, out);
 }
+
+/* The length-delimited field that starts at p (after its tag): its bytes. */
+static int take_delimited(const uint8_t *p, size_t len, const uint8_t **inner, size_t *inner_len)
+{
+	uint64_t n;
+	int used = rt_wire_varint_decode(p, len, &n);
+
+	if (used <= 0 || n > len - (size_t)used)
+		return -EINVAL;
+	*inner = p + used;
+	*inner_len = (size_t)n;
+	return 0;
+}
+
+int rt_encode_inner(const struct rt_buf *encoded, bool delimited, const uint8_t **msg,
+		    size_t *len)
+{
+	const uint8_t *p = encoded->data;
+	size_t n = encoded->len;
+
+	if (delimited && take_delimited(p, n, &p, &n))
+		return -EINVAL;
+	/* Every Frame and Batch field we wrap has a number under 16: a one-byte tag. */
+	if (n < 1 || (p[0] & 7) != 2 || (p[0] & 0x80))
+		return -EINVAL;
+	return take_delimited(p + 1, n - 1, msg, len);
+}
+
+int rt_encode_published(const struct rt_published_head *h, Ringtap__Published__MsgCase kind,
+			const uint8_t *msg, size_t len, struct rt_buf *out)
+{
+	size_t id_len = strlen(h->boot_id);
+	int ret;
+
+	ret = rt_buf_put_varint(out, (1 << 3) | 2) ?: rt_buf_put_varint(out, id_len) ?:
+	      rt_buf_put(out, h->boot_id, id_len) ?:
+	      rt_buf_put_varint(out, (2 << 3) | 0) ?: rt_buf_put_varint(out, h->session) ?:
+	      rt_buf_put_varint(out, (3 << 3) | 0) ?: rt_buf_put_varint(out, h->cpu) ?:
+	      rt_buf_put_varint(out, (4 << 3) | 0) ?: rt_buf_put_varint(out, h->seq) ?:
+	      rt_buf_put_varint(out, ((unsigned int)kind << 3) | 2) ?:
+	      rt_buf_put_varint(out, len);
+	return ret ?: rt_buf_put(out, msg, len);
+}

@@ -91,6 +91,26 @@ struct rt_host_texts {
 };
 int rt_encode_host_texts_frame(const struct rt_host_texts *texts, struct rt_buf *out);
 int rt_encode_bye_frame(struct rt_buf *out);
+
+/*
+ * The one message inside what another encoder wrote: a delimited Frame
+ * (delimited set) or a Batch.records entry from rt_encode_record. Points
+ * into encoded; -EINVAL when it is not one field of a message.
+ */
+int rt_encode_inner(const struct rt_buf *encoded, bool delimited, const uint8_t **msg,
+		    size_t *len);
+
+/* What every NATS message says besides its content (proto Published). */
+struct rt_published_head {
+	const char *boot_id;
+	uint64_t session;	/* the daemon's start, realtime ns */
+	unsigned int cpu;
+	uint64_t seq;
+};
+
+/* A Published message (not delimited: NATS frames it) around msg, a packed kind. */
+int rt_encode_published(const struct rt_published_head *h, Ringtap__Published__MsgCase kind,
+			const uint8_t *msg, size_t len, struct rt_buf *out);
 int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out);
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
 int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

@@ -25,8 +25,10 @@
 #include "config.h"
 #include "cpu_reader.h"
 #include "decode.h"
+#include "host.h"
 #include "layout.h"
 #include "log.h"
+#include "nats.h"
 #include "server.h"
 #include "text.h"
 #include "tracefs.h"
@@ -48,6 +50,7 @@ struct ringtapd {
 	struct rt_session_opts opts;
 	struct rt_server_opts server_opts;
 	char **event_globs;
+	char **nats_globs;		/* what is published; NULL: no NATS */
 	bool to_stdout;
 	bool once;
 	unsigned int wait_subscribers;	/* read nothing until this many subscribed */
@@ -60,6 +63,8 @@ struct ringtapd {
 	struct rt_layout *layout;
 	struct rt_decoder *decoder;
 	struct rt_server *server;
+	struct rt_nats *nats;
+	struct rt_host_id host_id;
 	struct rt_cpu_reader *readers;
 	struct cpu_account *acct;
 	int ncpus;
@@ -70,6 +75,7 @@ struct ringtapd {
 	bool abandoned;		/* past the deadline: the rest became Lost reports */
 	bool said_bye;		/* subscribers were sent the stream's last frame */
 	uint64_t stop_deadline;
+	uint64_t nats_deadline;		/* stopping: when unacknowledged publishes are given up */
 	unsigned int status_sec;
 	uint64_t status_records, status_at;	/* at the last STATUS= */
 	bool *offline;			/* per CPU, as last seen */
@@ -93,6 +99,11 @@ static void usage(FILE *f)
 	      "      --max-clients=N     subscribers at once (default 64)\n"
 	      "      --max-events=N      events one subscription may select (default 1024)\n"
 	      "      --status-sec=SEC    period of the STATUS= line systemd shows (default 5, 0: off)\n"
+	      "      --nats-url=URL      also publish to NATS JetStream (see ringtapd.conf(5))\n"
+	      "      --nats-events=LIST  system:event globs published (default: --events)\n"
+	      "      --nats-stream=NAME  JetStream stream (default RINGTAP)\n"
+	      "      --nats-max-pending=N  messages unacknowledged before records drop\n"
+	      "                          (default 4096)\n"
 	      "      --wait-subscribers=N  read nothing until N clients subscribed (tests,\n"
 	      "                          replays of a captured tree)\n"
 	      "  -e, --events=LIST       comma-separated system:event globs to enable from the\n"
@@ -170,6 +181,10 @@ static int parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "tls-ca", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "tls-clients", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "tcp-insecure", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "nats-url", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "nats-events", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "nats-stream", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "nats-max-pending", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 		{ "tracing-dir", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -320,6 +335,13 @@ static int apply_startup_config(struct ringtapd *d)
 		rt_log(LOG_ERR, "bad events list '%s'", events);
 		return -EINVAL;
 	}
+	if (!cfg->str[RT_CONF_NATS_URL])
+		return 0;
+	events = cfg->str[RT_CONF_NATS_EVENTS] ?: events;
+	if (!events || split_list(events, &d->nats_globs)) {
+		rt_log(LOG_ERR, "nats_url needs nats_events (or events): what to publish");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -332,6 +354,8 @@ static int on_record(const struct rt_record *rec, void *ctx)
 		d->acct[rec->cpu].unknown++;
 	if (d->server)
 		rt_server_record(d->server, rec);
+	if (d->nats)
+		rt_nats_record(d->nats, rec);
 	if (!d->to_stdout)
 		return 0;
 	trace_seq_reset(&d->line);
@@ -358,6 +382,8 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 		/* Its records are lost, how many is unknown: subscribers are told so. */
 		if (d->server)
 			rt_server_kernel_loss(d->server, (unsigned int)cpu, 0, false, 0);
+		if (d->nats)
+			rt_nats_kernel_loss(d->nats, (unsigned int)cpu, 0, false, 0);
 	} else if (res.missed) {
 		/* The kernel lost events before this page's first record. */
 		if (res.missed_exact)
@@ -367,6 +393,9 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 		if (d->server)
 			rt_server_kernel_loss(d->server, (unsigned int)cpu, res.missed_count,
 					      res.missed_exact, res.timestamp);
+		if (d->nats)
+			rt_nats_kernel_loss(d->nats, (unsigned int)cpu, res.missed_count,
+					    res.missed_exact, res.timestamp);
 		if (d->to_stdout && res.missed_exact)
 			fprintf(d->out, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n", cpu,
 				res.missed_count, res.timestamp);
@@ -380,6 +409,8 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 				       res.timestamp);
 		rt_server_end_page(d->server);
 	}
+	if (d->nats)
+		rt_nats_end_page(d->nats);
 	return ret == -EBADMSG ? 0 : ret;
 }
 
@@ -421,8 +452,11 @@ static uint64_t now_us(void)
  * Stopping: tracing off, everything the kernel holds read, then up to two
  * seconds for subscribers to take what is queued for them; then what a slow
  * one still has queued is dropped and reported to it, with one more second
- * for that report.
+ * for that report. JetStream gets five seconds for its acknowledgments and
+ * the loss reports owed: a server that is away for good is not waited for.
  */
+#define NATS_STOP_GRACE_US (5 * 1000000ULL)
+
 static void begin_stop(struct ringtapd *d)
 {
 	if (d->stopping)
@@ -432,6 +466,7 @@ static void begin_stop(struct ringtapd *d)
 	rt_session_stop(d->session);
 	drain_all(d, 0);
 	d->stop_deadline = now_us() + 2000000;
+	d->nats_deadline = now_us() + NATS_STOP_GRACE_US;
 }
 
 /*
@@ -465,18 +500,28 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	uint64_t next_us = d->drain_ms * 1000ULL;
 	int n;
 
+	if (d->nats)
+		rt_nats_poll(d->nats);
 	if (d->stopping) {
-		if (!d->server)
+		bool nats_done = !d->nats || rt_nats_drained(d->nats) || now_us() > d->nats_deadline;
+
+		if (!d->server && nats_done)
 			return sd_event_exit(d->loop, 0);
-		if (rt_server_drained(d->server)) {
-			if (d->said_bye)
+		if (!d->server) {
+			next_us = 10000;
+		} else if (rt_server_drained(d->server)) {
+			if (d->said_bye && nats_done)
 				return sd_event_exit(d->loop, 0);
+			if (d->said_bye)
+				goto rearm;
 			/* Everything, losses included, is out: the Bye says so. */
 			rt_server_say_bye(d->server);
 			d->said_bye = true;
 		} else if (now_us() > d->stop_deadline) {
-			if (d->abandoned)
+			if (d->abandoned && nats_done)
 				return sd_event_exit(d->loop, 0);
+			if (d->abandoned)
+				goto rearm;
 			/* Too slow for the grace: what it did not take is reported lost. */
 			rt_server_abandon(d->server);
 			rt_server_say_bye(d->server);
@@ -501,6 +546,7 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			next_us = 0;
 		}
 	}
+rearm:
 	return sd_event_source_set_time_relative(s, next_us) ?:
 	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
@@ -592,11 +638,26 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return 0;
 }
 
+/* The NATS part of STATUS= and of the report; "" without NATS. */
+static void nats_status(struct ringtapd *d, char *buf, size_t size)
+{
+	struct rt_nats_stats st;
+
+	buf[0] = '\0';
+	if (!d->nats)
+		return;
+	rt_nats_get_stats(d->nats, &st);
+	snprintf(buf, size, "; NATS: %" PRIu64 " records published, %" PRIu64 " dropped "
+		 "(buffer full) + %" PRIu64 " failed, %" PRIu64 " messages unacknowledged",
+		 st.records - st.failed, st.dropped, st.failed, st.pending);
+}
+
 /* STATUS= for systemctl status: who is served, how fast, what was lost. */
 static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
 	uint64_t records = 0, kernel_lost = 0, inexact = 0, t = now_us();
+	char nats[160];
 	double rate;
 
 	for (int cpu = 0; cpu < d->ncpus; cpu++) {
@@ -608,10 +669,11 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		       (double)(records - d->status_records) * 1e6 / (double)(t - d->status_at) : 0;
 	d->status_records = records;
 	d->status_at = t;
+	nats_status(d, nats, sizeof(nats));
 	sd_notifyf(0, "STATUS=%u subscriber(s), %.0f events/s, %" PRIu64 " events read; lost: %" PRIu64
-		   " in the kernel (+%" PRIu64 " pages uncounted), %" PRIu64 " by slow subscribers",
+		   " in the kernel (+%" PRIu64 " pages uncounted), %" PRIu64 " by slow subscribers%s",
 		   d->server ? rt_server_subscribers(d->server) : 0, rate, records, kernel_lost, inexact,
-		   d->server ? rt_server_dropped(d->server) : 0);
+		   d->server ? rt_server_dropped(d->server) : 0, nats);
 	if (!d->status_sec)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL) ?:
@@ -620,6 +682,11 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 static void report(struct ringtapd *d)
 {
+	char nats[160];
+
+	nats_status(d, nats, sizeof(nats));
+	if (*nats)
+		rt_log(LOG_INFO, "%s", nats + 2);
 	for (int cpu = 0; cpu < d->ncpus; cpu++) {
 		struct cpu_account *a = &d->acct[cpu];
 		struct rt_cpu_stats st = { 0 };
@@ -708,6 +775,12 @@ static int run(struct ringtapd *d)
 		rt_log(LOG_ERR, "enabling events: %s: %s", why, strerror(-ret));
 		return ret;
 	}
+	ret = d->nats_globs ? rt_session_enable(d->session, d->layout,
+						(const char *const *)d->nats_globs, 0, &why) : 0;
+	if (ret < 0) {
+		rt_log(LOG_ERR, "enabling nats_events: %s: %s", why, strerror(-ret));
+		return ret;
+	}
 	ret = rt_session_symbols(d->session, d->layout);
 	if (ret < 0)
 		rt_log(LOG_WARNING, "kernel symbols: %s; pointers stay addresses",
@@ -750,6 +823,19 @@ static int run(struct ringtapd *d)
 		if (ret < 0)
 			return ret;
 	}
+	if (d->nats_globs) {
+		struct rt_nats_opts no = {
+			.url = d->cfg.str[RT_CONF_NATS_URL],
+			.stream = d->cfg.str[RT_CONF_NATS_STREAM] ?: "RINGTAP",
+			.events = (const char *const *)d->nats_globs,
+			.max_pending = d->cfg.num[RT_CONF_NATS_MAX_PENDING],
+		};
+
+		rt_host_id_read(&d->host_id, d->session);
+		ret = rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout, (unsigned int)d->ncpus);
+		if (ret < 0)
+			return ret;
+	}
 	if (d->duration_us &&
 	    (ret = sd_event_add_time_relative(d->loop, &stop, CLOCK_MONOTONIC, d->duration_us,
 					      1000, on_duration, d)) < 0)
@@ -786,12 +872,14 @@ static void teardown(struct ringtapd *d)
 	free(d->acct);
 	free(d->offline);
 	rt_server_free(d->server);
+	rt_nats_free(d->nats);
 	rt_decoder_free(d->decoder);
 	rt_layout_free(d->layout);
 	rt_session_close(d->session);
 	sd_event_unref(d->loop);
 	trace_seq_destroy(&d->line);
 	free_globs(d->event_globs);
+	free_globs(d->nats_globs);
 	rt_config_release(&d->cfg);
 	rt_config_release(&d->cli);
 }

@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "encode.h"
 #include "filter.h"
 #include "handshake.h"
+#include "host.h"
 #include "layout.h"
 #include "legacy.h"
 #include "log.h"
@@ -93,10 +93,7 @@ struct rt_server {
 	unsigned int n_conns;
 	struct rt_session *session;
 	struct rt_layout *layout;
-	struct rt_host host;
-	char hostname[256];
-	struct utsname uts;
-	char boot_id[64];
+	struct rt_host_id id;
 	struct rt_buf packed;		/* the current record, as sent */
 	struct rt_buf packed_common;	/* the same with common fields */
 	struct rt_buf packed_fixed;	/* the same in the legacy layout */
@@ -504,7 +501,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, why);
 		return;
 	}
-	ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->host, srv->layout, &b);
+	ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->id.host, srv->layout, &b);
 	if (ret || conn_push(c, &b)) {
 		rt_buf_free(&b);
 		c->dead = "cannot send Welcome";
@@ -996,27 +993,6 @@ static int setup_tcp(struct rt_server *srv, const struct rt_server_opts *o)
 	return sd_event_add_io(srv->loop, &srv->tcp_src, srv->tcp_fd, EPOLLIN, on_accept_tcp, srv);
 }
 
-static void read_host(struct rt_server *srv)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	if (gethostname(srv->hostname, sizeof(srv->hostname)))
-		strcpy(srv->hostname, "?");
-	srv->hostname[sizeof(srv->hostname) - 1] = '\0';
-	if (uname(&srv->uts))
-		strcpy(srv->uts.release, "?");
-	if (!f || !fgets(srv->boot_id, sizeof(srv->boot_id), f))
-		strcpy(srv->boot_id, "?");
-	srv->boot_id[strcspn(srv->boot_id, "\n")] = '\0';
-	if (f)
-		fclose(f);
-	srv->host.hostname = srv->hostname;
-	srv->host.kernel_release = srv->uts.release;
-	srv->host.boot_id = srv->boot_id;
-	srv->host.cpus = (unsigned int)srv->session->ncpus;
-	srv->host.trace_clock = srv->session->clock ? srv->session->clock : "?";
-}
-
 /*
  * The trace clock as a clock_gettime() clock: exact for mono, mono_raw and
  * boot; local, global and perf count sched_clock, which on x86 runs with
@@ -1093,7 +1069,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 			srv->have_group = true;
 		}
 	}
-	read_host(srv);
+	rt_host_id_read(&srv->id, session);
 	ret = listen_socket(srv, o);
 	if (!ret)
 		ret = sd_event_add_io(loop, &srv->listen_src, srv->listen_fd, EPOLLIN, on_accept, srv);

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * host: who a stream comes from, as the Welcome and the NATS subjects name
+ * it: hostname, kernel release, boot id, CPUs and trace clock, read once.
+ */
+#include <sys/utsname.h>
+
+#include "encode.h"
+
+struct rt_session;
+
+struct rt_host_id {
+	struct rt_host host;	/* points into the fields below and the session */
+	char hostname[256];
+	struct utsname uts;
+	char boot_id[64];
+};
+
+/* What cannot be read is "?". */
+void rt_host_id_read(struct rt_host_id *id, const struct rt_session *session);

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * nats: the decoded stream published to NATS JetStream (docs/PROTOCOL.md,
+ * NATS). Owns the connection (libnats, which reconnects forever on its own
+ * threads), the stream's creation, one publisher thread, and the bound on
+ * messages handed over and not yet acknowledged: past it a record is
+ * dropped, counted on its CPU and reported on the stream as soon as there
+ * is room. The loop thread only queues bytes under a mutex: it never waits
+ * for the network. Logs from the loop thread only (rt_nats_poll).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "encode.h"
+
+struct rt_nats;
+
+struct rt_nats_opts {
+	const char *url;
+	const char *stream;		/* JetStream stream name */
+	const char *const *events;	/* NULL-terminated system:event globs */
+	unsigned long max_pending;	/* messages queued or unacknowledged */
+};
+
+struct rt_nats_stats {
+	uint64_t records;	/* handed to NATS */
+	uint64_t acked;		/* messages JetStream acknowledged */
+	uint64_t dropped;	/* records dropped: the buffer was full */
+	uint64_t failed;	/* records handed over whose publish failed */
+	uint64_t unreported;	/* records lost whose report is still owed */
+	uint64_t pending;	/* messages queued or unacknowledged */
+};
+
+/* Connects in the background: an unreachable server is retried, not an error. */
+int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *opts, const struct rt_host *host,
+		const struct rt_layout *layout, unsigned int ncpus);
+/* Stops the publisher; what is still unacknowledged is logged, not waited for. */
+void rt_nats_free(struct rt_nats *n);
+
+/* A page's records are held until rt_nats_end_page, after its loss report. */
+void rt_nats_record(struct rt_nats *n, const struct rt_record *rec);
+void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bool exact,
+			 uint64_t before_ts);
+void rt_nats_end_page(struct rt_nats *n);
+
+/*
+ * From the loop's timer: reports the losses owed where there is room,
+ * sends the Welcome and Schemas again after a reconnect, logs changes of
+ * the connection's state.
+ */
+void rt_nats_poll(struct rt_nats *n);
+/* Nothing queued, unacknowledged or owed. */
+bool rt_nats_drained(struct rt_nats *n);
+void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st);
