@@ -75,10 +75,11 @@ static uint64_t read_uint(const struct rt_layout *l, const uint8_t *p, unsigned 
  * word read as negative would send it backwards, forever.
  */
 static const char *validate_records(const struct rt_layout *l, const uint8_t *data,
-				    unsigned int size)
+				    unsigned int size, unsigned int *records)
 {
 	uint64_t pos = 0;
 
+	*records = 0;
 	while (pos < size) {
 		uint32_t word, type_len, len;
 		uint64_t next;
@@ -107,11 +108,13 @@ static const char *validate_records(const struct rt_layout *l, const uint8_t *da
 			next = pos + 8 + (((uint64_t)len - 4 + 3) & ~3ULL);
 			if (next > size)
 				return "record crosses the end of the data";
+			++*records;
 			break;
 		default:
 			next = pos + 4 + 4ULL * type_len;
 			if (next > size)
 				return "record crosses the end of the data";
+			++*records;
 			break;
 		}
 		pos = next;
@@ -165,6 +168,7 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 {
 	const struct rt_layout *l = d->layout;
 	unsigned long long ts;
+	unsigned int counted;
 	void *data;
 	int ret;
 
@@ -180,9 +184,14 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 	memcpy(d->page, buf, l->page_data.offset + r->data_size);
 	memset(d->page + l->page_data.offset + r->data_size, 0,
 	       d->page_alloc - l->page_data.offset - r->data_size);
-	r->error = validate_records(l, d->page + l->page_data.offset, r->data_size);
+	r->error = validate_records(l, d->page + l->page_data.offset, r->data_size, &counted);
 	if (r->error)
 		return -EBADMSG;
+	if (!fn) {
+		/* Checked and counted is all a page passed on whole needs. */
+		r->records = counted;
+		return 0;
+	}
 	if (kbuffer_load_subbuffer(d->kbuf, d->page)) {
 		r->error = "kbuffer refused the page";
 		return -EBADMSG;

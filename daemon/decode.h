@@ -31,7 +31,7 @@ struct rt_page_result {
 	bool missed;			/* events were lost between the last page and this */
 	bool missed_exact;		/* missed_count is the kernel's count */
 	uint64_t missed_count;
-	unsigned int records;		/* records passed to the callback */
+	unsigned int records;		/* records passed to the callback (counted, without one) */
 	unsigned int unknown;		/* of which with an id the layout does not know */
 	const char *error;		/* why the page was rejected, or NULL */
 };
@@ -48,7 +48,8 @@ void rt_decoder_free(struct rt_decoder *decoder);
  * Decodes one sub-buffer. Returns 0, the callback's non-zero value, or
  * -EBADMSG for a malformed page (result->error says why; no record of a
  * malformed page is passed on, so a page is either delivered whole or
- * counted as lost whole).
+ * counted as lost whole). With fn NULL the page is checked and its records
+ * counted, not walked by kbuffer: all a page sent on whole needs.
  */
 int rt_decode_page(struct rt_decoder *decoder, unsigned int cpu, const void *buf, size_t len,
 		   rt_record_fn fn, void *ctx, struct rt_page_result *result);

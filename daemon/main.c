@@ -371,9 +371,14 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	struct ringtapd *d = ctx;
 	struct cpu_account *a = &d->acct[cpu];
 	struct rt_page_result res;
+	bool walk = d->to_stdout || d->nats || (d->server && rt_server_wants_records(d->server));
 	int ret;
 
-	ret = rt_decode_page(d->decoder, (unsigned int)cpu, page, len, on_record, d, &res);
+	/* Raw subscribers alone take the page whole: it is checked and counted, not walked. */
+	ret = rt_decode_page(d->decoder, (unsigned int)cpu, page, len, walk ? on_record : NULL, d,
+			     &res);
+	if (!walk && ret == 0)
+		a->records += res.records;
 	if (ret == -EBADMSG) {
 		a->malformed_pages++;
 		rt_log(LOG_WARNING, "cpu %d: malformed page skipped (%s)", cpu, res.error);

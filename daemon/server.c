@@ -937,7 +937,9 @@ static int listen_tcp(struct rt_server *srv, const char *address)
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
 		ret = -errno;
-		rt_log(LOG_ERR, "listening on TCP %s: %s", address, strerror(-ret));
+		rt_log(LOG_ERR, "listening on TCP %s: %s%s", address, strerror(-ret),
+		       ret == -EAFNOSUPPORT ? " (the unit allows no network: install its fleet "
+					      "drop-in, see FLEET.md)" : "");
 		if (fd >= 0)
 			close(fd);
 		freeaddrinfo(ai);
@@ -1298,6 +1300,14 @@ bool rt_server_drained(struct rt_server *srv)
 	return true;
 }
 
+
+bool rt_server_wants_records(const struct rt_server *srv)
+{
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING && c->encoding != RINGTAP__ENCODING__RAW)
+			return true;
+	return false;
+}
 
 unsigned int rt_server_subscribers(const struct rt_server *srv)
 {

@@ -51,6 +51,9 @@ void rt_server_end_page(struct rt_server *server);
 /* Tells the subscribers that select this CPU that it went offline or came back. */
 void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online);
 
+/* Whether a client takes records one by one (DECODED or FIXED), not only whole pages. */
+bool rt_server_wants_records(const struct rt_server *server);
+
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
 /*

@@ -189,10 +189,15 @@ static void decode_fixture(struct collect *c, int cpu)
 		return;
 	CHECK_EQ(len % psize, 0);
 	for (size_t off = 0; off + psize <= len; off += psize) {
-		struct rt_page_result r;
+		struct rt_page_result r, counted;
 		int ret = rt_decode_page(c->fx->decoder, (unsigned int)cpu, pages + off, psize,
 					 on_record, c, &r);
 
+		/* Counted without the walk (pages for raw subscribers): the same verdict and count. */
+		CHECK_EQ(rt_decode_page(c->fx->decoder, (unsigned int)cpu, pages + off, psize, NULL,
+					NULL, &counted), ret);
+		CHECK_EQ(counted.records, r.records);
+		CHECK_EQ(counted.missed_count, r.missed_count);
 		c->pages++;
 		if (ret == -EBADMSG) {
 			fprintf(stderr, "page at %zu: %s\n", off, r.error);

@@ -12,7 +12,9 @@ rate=${LOAD_RATE:-1000} seconds=${LOAD_SECONDS:-20} fast_lossless=${LOAD_FAST_LO
 # Each subscriber's queue: 512 KiB is ~7 s of FIXED records at 1000/s, so a
 # fast reader survives the multi-second stalls a loaded TCG host gives a
 # single-threaded client (64 KiB, under 1 s, lost 849 FIXED records on CI),
-# while a slow one (50 events/s) still overflows within 10 s.
+# while a slow one (50 events/s) still overflows within 10 s. The overload
+# variant keeps 64 KiB: 64 full queues of 512 KiB are more than its client
+# reads within the stop's grace, and a stream cut there cannot be counted.
 queue_kb=${LOAD_QUEUE_KB:-512}
 # emitted_on CPU|total: the test source's count since boot.
 emitted_on() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
