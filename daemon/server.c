@@ -1337,19 +1337,9 @@ uint64_t rt_server_dropped(const struct rt_server *srv)
 
 void rt_server_cpu_state(struct rt_server *srv, unsigned int cpu, bool online)
 {
-	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		struct rt_buf b = { 0 };
 
-		next = c->next;
-		if (c->refused_beats && ++c->refused_beats > 2) {
-			conn_free(c);
-			continue;
-		}
-		/* A TCP peer gets 10 to 15 s from connecting to its Hello. */
-		if (c->tcp && c->state == CONN_HELLO && ++c->hello_beats > 2) {
-			conn_close(c, "no Hello within 10 s");
-			continue;
-		}
 		if (c->state != CONN_STREAMING || (c->sub.cpus && (cpu >= c->sub.ncpus ||
 								   !c->sub.cpus[cpu])))
 			continue;
