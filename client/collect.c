@@ -112,19 +112,24 @@ static int read_hosts(struct collect *col, const char *path)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		struct host *h;
-		char name[64], address[256], server[256] = "";
+		char name[256], address[256], server[256] = "";
 		char *hash = strchr(line, '#');
 		int got;
 
 		n++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			fprintf(stderr, "ringtap collect: %s:%u: line too long\n", path, n);
+			fclose(f);
+			return -1;
+		}
 		if (hash)
 			*hash = '\0';
-		got = sscanf(line, "%63s %255s %255s", name, address, server);
+		got = sscanf(line, "%255s %255s %255s", name, address, server);
 		if (got <= 0)
 			continue;
-		if (got < 2 || strchr(name, '/') || name[0] == '.') {
+		if (got < 2 || strchr(name, '/') || name[0] == '.' || strlen(name) >= 64) {
 			fprintf(stderr, "ringtap collect: %s:%u: want NAME ADDRESS [SERVER_NAME] "
-				"(a NAME without '/')\n", path, n);
+				"(a NAME of at most 63 characters, without '/')\n", path, n);
 			fclose(f);
 			return -1;
 		}
@@ -222,7 +227,7 @@ static int start_recorder(struct collect *col, struct host *h, double t0)
 	}
 	if (pid == 0) {
 		dup2(pipefd[1], STDERR_FILENO);
-		signal(SIGINT, SIG_IGN);	/* the collector stops it, after its last progress */
+		/* Its own group's Ctrl-C reaches it too: record stops as it would alone. */
 		execv("/proc/self/exe", (char **)argv);
 		fprintf(stderr, "ringtap collect: cannot run the recorder: %s\n", strerror(errno));
 		_exit(127);
@@ -471,6 +476,14 @@ int cmd_collect(int argc, char **argv)
 	}
 	if (read_hosts(&col, hosts))
 		return 1;
+	/* A directory used before keeps its files: this run starts past them. */
+	for (unsigned int i = 0; i < col.n_hosts; i++) {
+		struct host *h = &col.hosts[i];
+
+		for (host_path(&col, h); !access(h->path, F_OK); host_path(&col, h))
+			h->segment++;
+		h->path[0] = '\0';
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,43 @@
 
 static int set_error(struct rt_transport *t, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * OpenSSL writes with write(), which raises SIGPIPE on a closed connection;
+ * a library must not change the program's signal handling, so the signal is
+ * blocked in this thread around the write and taken back if it came.
+ */
+struct sigpipe_guard {
+	sigset_t old;
+	bool was_pending;
+};
+
+static void sigpipe_block(struct sigpipe_guard *g)
+{
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	g->was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+}
+
+static void sigpipe_restore(struct sigpipe_guard *g)
+{
+	sigset_t pipe, pending;
+	struct timespec zero = { 0, 0 };
+	int saved = errno;	/* what the SSL call left, for its error */
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	sigpending(&pending);
+	if (!g->was_pending && sigismember(&pending, SIGPIPE))
+		while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+			;
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	errno = saved;
+}
 
 static int set_error(struct rt_transport *t, int err, const char *fmt, ...)
 {
@@ -202,9 +240,14 @@ static int start_tls(struct rt_transport *t, const char *host, const struct rt_t
 		SSL_set_tlsext_host_name(t->ssl, name);
 	for (;;) {
 		struct pollfd pfd = { .fd = t->fd };
+		struct sigpipe_guard g;
 
 		ERR_clear_error();
-		if (SSL_connect(t->ssl) == 1)
+		errno = 0;
+		sigpipe_block(&g);
+		ret = SSL_connect(t->ssl);
+		sigpipe_restore(&g);
+		if (ret == 1)
 			return 0;
 		ret = ssl_result(t, "TLS handshake");
 		if (ret != -EAGAIN)
@@ -252,9 +295,13 @@ int rt_transport_open(struct rt_transport *t, const char *address,
 void rt_transport_close(struct rt_transport *t)
 {
 	if (t->ssl) {
+		struct sigpipe_guard g;
+
 		/* Best effort close_notify: the daemon tells a clean close from a cut. */
+		sigpipe_block(&g);
 		if (SSL_is_init_finished(t->ssl))
 			SSL_shutdown(t->ssl);
+		sigpipe_restore(&g);
 		SSL_free(t->ssl);
 	}
 	SSL_CTX_free(t->ctx);
@@ -270,10 +317,17 @@ ssize_t rt_transport_read(struct rt_transport *t, void *buf, size_t len)
 	ssize_t n;
 
 	if (t->ssl) {
+		struct sigpipe_guard g;
 		size_t got = 0;
+		int ok;
 
 		ERR_clear_error();
-		if (SSL_read_ex(t->ssl, buf, len, &got) == 1)
+		errno = 0;
+		/* A read may write too (a key update's answer). */
+		sigpipe_block(&g);
+		ok = SSL_read_ex(t->ssl, buf, len, &got);
+		sigpipe_restore(&g);
+		if (ok == 1)
 			return (ssize_t)got;
 		return ssl_result(t, "TLS read");
 	}
@@ -293,11 +347,16 @@ ssize_t rt_transport_write(struct rt_transport *t, const void *buf, size_t len)
 	ssize_t n;
 
 	if (t->ssl) {
+		struct sigpipe_guard g;
 		size_t put = 0;
-		int ret;
+		int ret, ok;
 
 		ERR_clear_error();
-		if (SSL_write_ex(t->ssl, buf, len, &put) == 1)
+		errno = 0;
+		sigpipe_block(&g);
+		ok = SSL_write_ex(t->ssl, buf, len, &put);
+		sigpipe_restore(&g);
+		if (ok == 1)
 			return (ssize_t)put;
 		ret = ssl_result(t, "TLS write");
 		return ret ?: set_error(t, -EPIPE, "TLS write: connection closed");

@@ -905,6 +905,11 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/*
+	 * OpenSSL writes to TLS clients with write(), not send(MSG_NOSIGNAL): a
+	 * client that vanished must be an EPIPE, not the daemon's death.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 
 	trace_seq_init(&d.line);
 	ret = parse_args(&d, argc, argv);

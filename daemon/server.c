@@ -80,6 +80,7 @@ struct rt_server {
 	int tcp_fd;
 	sd_event_source *tcp_src;
 	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
+	bool warned_tcp_flood;
 	struct rt_acl *acl;
 	sd_event_source *heartbeat;
 	clockid_t trace_clockid;
@@ -462,6 +463,16 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	c->encoding = agreed.encoding;
+	/*
+	 * Pages go out whole, with every event anyone enabled in them, and
+	 * HostTexts hold kallsyms: RAW is for certificates allowed everything.
+	 */
+	if (c->encoding == RINGTAP__ENCODING__RAW && c->allowed &&
+	    !rt_acl_allows_glob(c->allowed, "*:*")) {
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED,
+		       "RAW pages carry every enabled event: this certificate may select only some");
+		return;
+	}
 	if (c->encoding == RINGTAP__ENCODING__FIXED) {
 		const char *name = hello->subscription && hello->subscription->fixed_layout ?
 					   hello->subscription->fixed_layout : "padded-2012";
@@ -707,12 +718,20 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				break;
 			}
 			n = conn_write(c, data, len);
-			if (n == -EAGAIN)
+			if (n == -EAGAIN) {
+				/*
+				 * TLS may have sealed part of the head into a record that
+				 * waits for room: the retry must offer the same bytes, so
+				 * a stop's abandon must keep that frame.
+				 */
+				c->sub.head_in_flight = c->tls != NULL;
 				break;
+			}
 			if (n < 0) {
 				conn_close(c, "vanished mid-write");
 				return 0;
 			}
+			c->sub.head_in_flight = false;
 			rt_subscriber_consume(&c->sub, (size_t)n);
 		}
 	}
@@ -815,11 +834,28 @@ static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *use
 	socklen_t len = sizeof(sa);
 	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
 	struct rt_conn *c;
+	unsigned int waiting = 0;
 	int cfd, one = 1;
 
 	cfd = accept4(fd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
+	/*
+	 * Peers not yet past their Hello have a cap of their own, so that a
+	 * stream of handshakes from anywhere cannot take the places of the
+	 * local subscribers.
+	 */
+	for (struct rt_conn *o = srv->conns; o; o = o->next)
+		waiting += o->tcp && o->state == CONN_HELLO;
+	if (waiting >= PENDING_CLIENTS) {
+		if (!srv->warned_tcp_flood)
+			rt_log(LOG_WARNING, "closing TCP connections unanswered: %u are still in their "
+			       "handshake or before their Hello", waiting);
+		srv->warned_tcp_flood = true;
+		close(cfd);
+		return 0;
+	}
+	srv->warned_tcp_flood = false;
 	if (!room_for_one_more(srv) || !(c = conn_new(srv, cfd))) {
 		close(cfd);
 		return 0;

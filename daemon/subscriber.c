@@ -284,7 +284,7 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uin
 
 int rt_subscriber_abandon(struct rt_subscriber *s)
 {
-	struct rt_qframe **p = s->head_off ? &s->head->next : &s->head, *f;
+	struct rt_qframe **p = s->head_off || s->head_in_flight ? &s->head->next : &s->head, *f;
 
 	/* The frame being written must finish, or the stream would be cut mid-frame. */
 	while ((f = *p)) {

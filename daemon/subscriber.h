@@ -35,6 +35,7 @@ struct rt_subscriber {
 	struct rt_qframe *head, *tail;
 	size_t queued, max_queued;	/* bytes */
 	size_t head_off;		/* bytes of head already written */
+	bool head_in_flight;		/* a TLS write took part of head: it must be finished */
 
 	struct rt_buf batch;		/* the current page's records */
 	unsigned int batch_cpu;

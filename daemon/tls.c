@@ -152,6 +152,7 @@ static int result(struct rt_tls_conn *c, int ret, const char *what)
 int rt_tls_handshake(struct rt_tls_conn *c)
 {
 	ERR_clear_error();
+	errno = 0;
 	return result(c, SSL_do_handshake(c->ssl), "TLS handshake");
 }
 
@@ -160,6 +161,7 @@ ssize_t rt_tls_read(struct rt_tls_conn *c, void *buf, size_t len)
 	size_t n = 0;
 
 	ERR_clear_error();
+	errno = 0;
 	if (SSL_read_ex(c->ssl, buf, len, &n) == 1)
 		return (ssize_t)n;
 	/* close_notify is the peer's clean end, as recv()'s 0 is. */
@@ -173,6 +175,7 @@ ssize_t rt_tls_write(struct rt_tls_conn *c, const void *buf, size_t len)
 	size_t n = 0;
 
 	ERR_clear_error();
+	errno = 0;
 	if (SSL_write_ex(c->ssl, buf, len, &n) == 1)
 		return (ssize_t)n;
 	return result(c, 0, "TLS write");
