@@ -4,7 +4,9 @@
  * libtraceevent loop (kbuffer + tep_print_event, what trace-cmd report
  * does per record), on the same captured pages, in the same process.
  *
- * usage: decode-bench FIXTURE_DIR [ROUNDS]
+ * usage: decode-bench FIXTURE_DIR [ROUNDS [MODE]]
+ * MODE (decode, text, encode or tep) runs that loop alone: what
+ * bench/instructions counts under callgrind.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,11 +93,21 @@ int main(int argc, char **argv)
 	uint8_t *pages[2];
 	size_t lens[2];
 	struct ctx c = { 0 };
-	double t, ns_decode = 0, ns_text = 0, ns_encode = 0, ns_tep;
+	double t, ns_decode = 0, ns_text = 0, ns_encode = 0, ns_tep = 0;
 	unsigned long long n_tep = 0;
+	static const char *const modes[] = { "decode", "text", "encode", "tep" };
+	int only = -1;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS]\n", argv[0]);
+		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS [decode|text|encode|tep]]\n",
+			argv[0]);
+		return 2;
+	}
+	for (int m = 0; argc > 3 && m < 4; m++)
+		if (!strcmp(argv[3], modes[m]))
+			only = m;
+	if (argc > 3 && only < 0) {
+		fprintf(stderr, "decode-bench: unknown mode '%s'\n", argv[3]);
 		return 2;
 	}
 	opts.tracing_dir = argv[1];
@@ -114,6 +126,8 @@ int main(int argc, char **argv)
 	trace_seq_init(&c.seq);
 
 	for (int mode = 0; mode < 3; mode++) {
+		if (only >= 0 && mode != only)
+			continue;
 		c.text = mode == 1;
 		c.encode = mode == 2;
 		c.events = 0;
@@ -140,7 +154,7 @@ int main(int argc, char **argv)
 	 * with its own tep parsed from the unmodified format files (the layout's
 	 * tep has no print fmt: ringtap never lets libtraceevent parse those).
 	 */
-	{
+	if (only < 0 || only == 3) {
 		struct tep_handle *peer = tep_alloc();
 		struct kbuffer *kb;
 		size_t flen;
@@ -162,6 +176,12 @@ int main(int argc, char **argv)
 				return 1;
 			free(ftext);
 		}
+		/*
+		 * What trace-cmd tells its tep from the file's header: without the
+		 * long size kbuffer reads a 4-byte commit word and walks garbage.
+		 */
+		tep_set_long_size(peer, (int)l->long_size);
+		tep_set_page_size(peer, (int)l->sub_buffer_size);
 		kb = tep_kbuffer(peer);
 		struct tep_record rec = { 0 };
 
@@ -195,12 +215,16 @@ int main(int argc, char **argv)
 		tep_free(peer);
 	}
 	printf("decode-bench: %s, %llu events per round, %d rounds\n", argv[1],
-	       c.events / rounds, rounds);
+	       (only == 3 ? n_tep : c.events) / rounds, rounds);
+	if (only >= 0)
+		goto out;
 	printf("%-44s %8.1f ns/event\n", "ringtap decode (records, no text)", ns_decode);
 	printf("%-44s %8.1f ns/event\n", "ringtap decode + text line", ns_text);
 	printf("%-44s %8.1f ns/event\n", "ringtap decode + packed for the wire", ns_encode);
-	printf("%-44s %8.1f ns/event\n", "libtraceevent kbuffer + tep_print_event", ns_tep);
+	printf("%-44s %8.1f ns/event (%llu events per round)\n",
+	       "libtraceevent kbuffer + tep_print_event", ns_tep, n_tep / rounds);
 	printf("ratio ringtap text / libtraceevent print: %.2f\n", ns_text / ns_tep);
+out:
 	trace_seq_destroy(&c.seq);
 	rt_buf_free(&c.packed);
 	free(pages[0]);
