@@ -625,6 +625,9 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 	d->drain_ms = (unsigned int)next.num[RT_CONF_DRAIN_MS];
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
+	/* Revoking a certificate's access must not wait for a restart. */
+	if (d->server)
+		rt_server_reload_clients(d->server);
 	if (d->server)
 		rt_server_set_limits(d->server, next.num[RT_CONF_MAX_QUEUE_KB] << 10,
 				     (unsigned int)next.num[RT_CONF_MAX_CLIENTS],

@@ -53,6 +53,7 @@ struct rt_conn {
 	unsigned int hello_beats;	/* TCP: heartbeats waiting for the Hello */
 	bool tcp;
 	const char *const *allowed;	/* TLS: the event globs its certificate may select */
+	char *common_name;		/* TLS: the verified certificate's, for a reload */
 	enum conn_state state;
 	struct rt_wire_reader reader;
 	struct rt_subscriber sub;
@@ -82,6 +83,7 @@ struct rt_server {
 	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
 	bool warned_tcp_flood;
 	struct rt_acl *acl;
+	char *clients_path;		/* the clients file, read again on reload */
 	sd_event_source *heartbeat;
 	clockid_t trace_clockid;
 	gid_t group;
@@ -128,6 +130,7 @@ static void conn_free(struct rt_conn *c)
 	srv->dropped_gone += c->sub.dropped;
 	sd_event_source_disable_unref(c->io);
 	rt_tls_conn_free(c->tls);
+	free(c->common_name);
 	close(c->fd);
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->sub);
@@ -618,6 +621,9 @@ static void tls_handshake_done(struct rt_conn *c)
 		return;
 	c->allowed = rt_acl_lookup(c->srv->acl, cn);
 	c->authorized = c->allowed != NULL;
+	c->common_name = strdup(cn);
+	if (!c->common_name)
+		c->authorized = false;
 	printable(cn);
 	snprintf(c->peer, sizeof(c->peer), "%.40s@%.64s", cn, addr);
 	snprintf(c->name, sizeof(c->name), "%s", c->peer);
@@ -986,14 +992,80 @@ static int listen_tcp(struct rt_server *srv, const char *address)
 	return 0;
 }
 
+static int load_clients(const char *path, struct rt_acl **out)
+{
+	_cleanup_free_ char *text = NULL;
+	const char *why;
+	unsigned int line;
+	size_t len;
+	int ret = rt_read_file(path, 1 << 20, &text, &len);
+
+	if (ret) {
+		rt_log(LOG_ERR, "reading %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = rt_acl_parse(out, text, len, &line, &why);
+	if (ret)
+		rt_log(LOG_ERR, "%s:%u: %s", path, line, why);
+	return ret;
+}
+
+static bool same_globs(const char *const *a, const char *const *b)
+{
+	for (; a && b && *a && *b; a++, b++)
+		if (strcmp(*a, *b))
+			return false;
+	return a && b && !*a && !*b;
+}
+
+int rt_server_reload_clients(struct rt_server *srv)
+{
+	struct rt_acl *acl = NULL;
+	unsigned int cut = 0;
+	int ret;
+
+	if (!srv->clients_path)
+		return 0;
+	ret = load_clients(srv->clients_path, &acl);
+	if (ret) {
+		rt_log(LOG_ERR, "reload: %s kept as it was", srv->clients_path);
+		return ret;
+	}
+	/*
+	 * A name no longer listed, or listed with other globs, loses its
+	 * connections: what it selected was decided under the old entry.
+	 */
+	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
+		const char *const *now;
+
+		next = c->next;
+		if (!c->common_name)
+			continue;
+		now = rt_acl_lookup(acl, c->common_name);
+		if (c->allowed && same_globs(now, c->allowed)) {
+			c->allowed = now;
+			continue;
+		}
+		cut++;
+		if (c->state == CONN_STREAMING) {
+			send_error(c, EACCES, "this certificate's entry in the clients file was "
+				   "removed or changed");
+			conn_want_write(c, true);
+		} else {
+			conn_close(c, "its clients file entry was removed or changed");
+		}
+	}
+	rt_acl_free(srv->acl);
+	srv->acl = acl;
+	rt_log(LOG_INFO, "reload: %s read again; %u connection(s) of changed names ended",
+	       srv->clients_path, cut);
+	return 0;
+}
+
 /* The TCP listener, when configured: TLS with client certificates, or plain when insecure. */
 static int setup_tcp(struct rt_server *srv, const struct rt_server_opts *o)
 {
-	_cleanup_free_ char *text = NULL;
 	char why[320];
-	const char *what;
-	unsigned int line;
-	size_t len;
 	int ret;
 
 	if (!o->tcp_listen)
@@ -1012,16 +1084,12 @@ static int setup_tcp(struct rt_server *srv, const struct rt_server_opts *o)
 			rt_log(LOG_ERR, "TLS: %s", why);
 			return ret;
 		}
-		ret = rt_read_file(o->tls_clients, 1 << 20, &text, &len);
-		if (ret) {
-			rt_log(LOG_ERR, "reading %s: %s", o->tls_clients, strerror(-ret));
+		srv->clients_path = strdup(o->tls_clients);
+		if (!srv->clients_path)
+			return -ENOMEM;
+		ret = load_clients(srv->clients_path, &srv->acl);
+		if (ret)
 			return ret;
-		}
-		ret = rt_acl_parse(&srv->acl, text, len, &line, &what);
-		if (ret) {
-			rt_log(LOG_ERR, "%s:%u: %s", o->tls_clients, line, what);
-			return ret;
-		}
 	}
 	ret = listen_tcp(srv, o->tcp_listen);
 	if (ret)
@@ -1137,6 +1205,7 @@ void rt_server_free(struct rt_server *srv)
 		close(srv->tcp_fd);
 	rt_tls_free(srv->tls);
 	rt_acl_free(srv->acl);
+	free(srv->clients_path);
 	sd_event_source_disable_unref(srv->heartbeat);
 	if (srv->listen_fd >= 0 && srv->own_socket) {
 		close(srv->listen_fd);

@@ -70,5 +70,11 @@ unsigned int rt_server_subscribers(const struct rt_server *server);
 /* New limits from a reload: queues and subscriptions from now on, connections already open keep theirs. */
 void rt_server_set_limits(struct rt_server *server, size_t max_queue, unsigned int max_clients,
 			  unsigned int max_events);
+/*
+ * Reads the clients file again (a reload): connections of names no longer
+ * listed, or listed with other globs, end with an Error saying so.
+ */
+int rt_server_reload_clients(struct rt_server *server);
+
 /* Records dropped from slow subscribers' queues since start, connections gone included. */
 uint64_t rt_server_dropped(const struct rt_server *server);
