@@ -48,6 +48,7 @@ struct rt_conn {
 	int fd;
 	sd_event_source *io;
 	struct rt_tls_conn *tls;	/* TCP with TLS; NULL on the Unix socket and plain TCP */
+	sd_event_source *more;		/* TLS: read on after others had their turn */
 	bool handshaking;		/* TLS handshake not done: nothing else is read */
 	unsigned int refused_beats;	/* handshake failed: heartbeats since (closed at 2) */
 	unsigned int hello_beats;	/* TCP: heartbeats waiting for the Hello */
@@ -129,6 +130,7 @@ static void conn_free(struct rt_conn *c)
 	srv->n_conns--;
 	srv->dropped_gone += c->sub.dropped;
 	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->more);
 	rt_tls_conn_free(c->tls);
 	free(c->common_name);
 	close(c->fd);
@@ -632,9 +634,22 @@ static void tls_handshake_done(struct rt_conn *c)
 		       c->name, cn);
 }
 
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+static int on_conn_more(sd_event_source *s, void *userdata)
+{
+	struct rt_conn *c = userdata;
+
+	return on_conn_io(c->io, c->fd, EPOLLIN, c);
+}
+
+/* Reads one connection takes at a time before the others (and the ring buffers) get theirs. */
+#define READS_PER_TURN 16
+
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct rt_conn *c = userdata;
+	unsigned int reads = 0;
 
 	if (c->refused_beats) {
 		uint8_t discard[4096];
@@ -701,6 +716,21 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			/* Level-triggered: a plain socket with more to read comes back. */
 			if (c->state == CONN_CLOSING || !c->tls)
 				break;
+			/*
+			 * TLS: what it holds decrypted no longer shows on the socket,
+			 * so its turn ends with a deferred call to read on.
+			 */
+			if (++reads == READS_PER_TURN) {
+				if (rt_tls_has_pending(c->tls)) {
+					if (!c->more && sd_event_add_defer(c->srv->loop, &c->more,
+									   on_conn_more, c) < 0) {
+						conn_close(c, "out of memory");
+						return 0;
+					}
+					sd_event_source_set_enabled(c->more, SD_EVENT_ONESHOT);
+				}
+				break;
+			}
 		}
 		if (c->tls && rt_tls_wants_write(c->tls))
 			conn_want_write(c, true);

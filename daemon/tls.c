@@ -181,6 +181,11 @@ ssize_t rt_tls_write(struct rt_tls_conn *c, const void *buf, size_t len)
 	return result(c, 0, "TLS write");
 }
 
+bool rt_tls_has_pending(const struct rt_tls_conn *c)
+{
+	return SSL_pending(c->ssl) > 0;
+}
+
 bool rt_tls_wants_write(const struct rt_tls_conn *c)
 {
 	return c->wants_write;

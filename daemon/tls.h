@@ -31,6 +31,8 @@ int rt_tls_handshake(struct rt_tls_conn *conn);
 ssize_t rt_tls_read(struct rt_tls_conn *conn, void *buf, size_t len);
 /* n > 0, -EAGAIN, -errno. A retry after -EAGAIN must pass the same bytes again (or more). */
 ssize_t rt_tls_write(struct rt_tls_conn *conn, const void *buf, size_t len);
+/* Decrypted bytes waiting inside TLS, which the socket no longer shows to epoll. */
+bool rt_tls_has_pending(const struct rt_tls_conn *conn);
 /* After -EAGAIN: whether the connection waits for room to write rather than for input. */
 bool rt_tls_wants_write(const struct rt_tls_conn *conn);
 /* Why the last call failed, one line. */
