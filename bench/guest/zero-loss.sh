@@ -45,8 +45,12 @@ for rate in $rates; do
 	echo "ZL trace-cmd $rate $emitted $got"
 	rm -f /tmp/t.dat /tmp/r.cap
 
-	# The peer's network path: trace-cmd record -N to trace-cmd listen, over loopback.
+	# The peer's network path: trace-cmd record -N to trace-cmd listen, over
+	# loopback. listen names its peer with getnameinfo(), which fails
+	# without a hosts file.
 	ip link set lo up
+	echo "127.0.0.1 localhost" > /etc/hosts
+	echo "hosts: files" > /etc/nsswitch.conf
 	rm -rf /tmp/listen && mkdir -p /tmp/listen
 	trace-cmd listen -p 12345 -d /tmp/listen > /tmp/l.out 2>&1 &
 	l=$!
