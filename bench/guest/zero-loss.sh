@@ -44,36 +44,4 @@ for rate in $rates; do
 	got=$(trace-cmd report -i /tmp/t.dat 2>/dev/null | grep -c 'ringtap_test:')
 	echo "ZL trace-cmd $rate $emitted $got"
 	rm -f /tmp/t.dat /tmp/r.cap
-
-	# The peer's network path: trace-cmd record -N to trace-cmd listen, over
-	# loopback. listen names its peer with getnameinfo(), which fails
-	# without a hosts file.
-	ip link set lo up
-	echo "127.0.0.1 localhost" > /etc/hosts
-	echo "hosts: files" > /etc/nsswitch.conf
-	rm -rf /tmp/listen && mkdir -p /tmp/listen
-	trace-cmd listen -p 12345 -d /tmp/listen > /tmp/l.out 2>&1 &
-	l=$!
-	sleep 1
-	echo 1024 > $T/buffer_size_kb
-	trace-cmd record -N 127.0.0.1:12345 -b 1024 -e ringtap_test:ringtap_test > /tmp/n.out 2>&1 &
-	t=$!
-	_i=0
-	until [ "$(cat $T/events/ringtap_test/ringtap_test/enable)" = 1 ]; do
-		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "trace-cmd record -N did not start: $(cat /tmp/n.out /tmp/l.out)"; sleep 0.1
-	done
-	sleep 1
-	at_rate $rate
-	kill -INT $t
-	wait_or_dump $t 120
-	sleep 2
-	kill -INT $l
-	wait_or_dump $l 60 || true
-	got=0
-	for f in /tmp/listen/*.dat; do
-		[ -e "$f" ] || continue
-		got=$((got + $(trace-cmd report -i "$f" 2>/dev/null | grep -c 'ringtap_test:')))
-	done
-	echo "ZL trace-cmd-listen $rate $emitted $got"
-	rm -rf /tmp/listen
 done
