@@ -171,17 +171,24 @@ static void host_path(const struct collect *col, struct host *h)
 	memcpy(h->path, path, sizeof(path));
 }
 
+/* DIR/NAME.SUFFIX, into buf (PATH_MAX bytes). */
+static const char *host_file(const struct collect *col, const struct host *h, const char *suffix,
+			     char *buf)
+{
+	snprintf(buf, PATH_MAX, "%s/%s.%s", col->dir, h->name, suffix);
+	return buf;
+}
+
 /* A recorder for h: `ringtap record` with its standard error on a pipe to us. */
 static int start_recorder(struct collect *col, struct host *h, double t0)
 {
-	char clock_path[PATH_MAX], log_path[PATH_MAX], dur[32];
+	char clock_path[PATH_MAX], dur[32];
 	const char *argv[32];
 	int n = 0, pipefd[2];
 	pid_t pid;
 
 	host_path(col, h);
-	snprintf(clock_path, sizeof(clock_path), "%s/%s.clock", col->dir, h->name);
-	snprintf(log_path, sizeof(log_path), "%s/%s.log", col->dir, h->name);
+	host_file(col, h, "clock", clock_path);
 	argv[n++] = "ringtap";
 	argv[n++] = "record";
 	argv[n++] = "--reconnect";
@@ -242,12 +249,29 @@ static int start_recorder(struct collect *col, struct host *h, double t0)
 	return 0;
 }
 
+static void log_to(const struct collect *col, const struct host *h, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void log_to(const struct collect *col, const struct host *h, const char *fmt, ...)
+{
+	char log_path[PATH_MAX];
+	FILE *log;
+	va_list ap;
+
+	log = fopen(host_file(col, h, "log", log_path), "ae");
+	if (!log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(log, fmt, ap);
+	va_end(ap);
+	fputc('\n', log);
+	fclose(log);
+}
+
 /* One line of the recorder's: progress updates the counts, the rest goes to the log. */
 static void recorder_line(struct collect *col, struct host *h, char *line)
 {
-	char log_path[PATH_MAX];
 	uint64_t events, pages, bytes, lost;
-	FILE *log;
 
 	if (sscanf(line, "ringtap record: %" SCNu64 " events, %" SCNu64 " pages, %" SCNu64
 		   " bytes, %" SCNu64 " lost", &events, &pages, &bytes, &lost) == 4) {
@@ -261,12 +285,7 @@ static void recorder_line(struct collect *col, struct host *h, char *line)
 	}
 	if (!*line)
 		return;
-	snprintf(log_path, sizeof(log_path), "%s/%s.log", col->dir, h->name);
-	log = fopen(log_path, "ae");
-	if (log) {
-		fprintf(log, "%s\n", line);
-		fclose(log);
-	}
+	log_to(col, h, "%s", line);
 	if (strstr(line, "went away"))
 		h->up = false;
 	if (strstr(line, "reconnected"))
@@ -292,26 +311,6 @@ static void read_recorder(struct collect *col, struct host *h)
 		if (h->line_len == sizeof(h->line) - 1)
 			h->line_len = 0;	/* a line that long is not progress */
 	}
-}
-
-static void log_to(const struct collect *col, const struct host *h, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void log_to(const struct collect *col, const struct host *h, const char *fmt, ...)
-{
-	char log_path[PATH_MAX];
-	FILE *log;
-	va_list ap;
-
-	snprintf(log_path, sizeof(log_path), "%s/%s.log", col->dir, h->name);
-	log = fopen(log_path, "ae");
-	if (!log)
-		return;
-	va_start(ap, fmt);
-	vfprintf(log, fmt, ap);
-	va_end(ap);
-	fputc('\n', log);
-	fclose(log);
 }
 
 /*

@@ -25,27 +25,31 @@ static int set_error(struct rt_transport *t, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * OpenSSL writes with write(), which raises SIGPIPE on a closed connection;
- * a library must not change the program's signal handling, so the signal is
- * blocked in this thread around the write and taken back if it came.
+ * Around every OpenSSL call: its error queue and errno start clean (they say
+ * why it failed), and SIGPIPE is held off. OpenSSL writes with write(),
+ * which raises SIGPIPE on a closed connection; a library must not change the
+ * program's signal handling, so the signal is blocked in this thread for the
+ * call and taken back if it came.
  */
 struct sigpipe_guard {
 	sigset_t old;
 	bool was_pending;
 };
 
-static void sigpipe_block(struct sigpipe_guard *g)
+static void ssl_call_begin(struct sigpipe_guard *g)
 {
 	sigset_t pipe, pending;
 
+	ERR_clear_error();
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
 	sigpending(&pending);
 	g->was_pending = sigismember(&pending, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+	errno = 0;
 }
 
-static void sigpipe_restore(struct sigpipe_guard *g)
+static void ssl_call_end(struct sigpipe_guard *g)
 {
 	sigset_t pipe, pending;
 	struct timespec zero = { 0, 0 };
@@ -242,11 +246,9 @@ static int start_tls(struct rt_transport *t, const char *host, const struct rt_t
 		struct pollfd pfd = { .fd = t->fd };
 		struct sigpipe_guard g;
 
-		ERR_clear_error();
-		errno = 0;
-		sigpipe_block(&g);
+		ssl_call_begin(&g);
 		ret = SSL_connect(t->ssl);
-		sigpipe_restore(&g);
+		ssl_call_end(&g);
 		if (ret == 1)
 			return 0;
 		ret = ssl_result(t, "TLS handshake");
@@ -298,10 +300,10 @@ void rt_transport_close(struct rt_transport *t)
 		struct sigpipe_guard g;
 
 		/* Best effort close_notify: the daemon tells a clean close from a cut. */
-		sigpipe_block(&g);
+		ssl_call_begin(&g);
 		if (SSL_is_init_finished(t->ssl))
 			SSL_shutdown(t->ssl);
-		sigpipe_restore(&g);
+		ssl_call_end(&g);
 		SSL_free(t->ssl);
 	}
 	SSL_CTX_free(t->ctx);
@@ -321,12 +323,10 @@ ssize_t rt_transport_read(struct rt_transport *t, void *buf, size_t len)
 		size_t got = 0;
 		int ok;
 
-		ERR_clear_error();
-		errno = 0;
 		/* A read may write too (a key update's answer). */
-		sigpipe_block(&g);
+		ssl_call_begin(&g);
 		ok = SSL_read_ex(t->ssl, buf, len, &got);
-		sigpipe_restore(&g);
+		ssl_call_end(&g);
 		if (ok == 1)
 			return (ssize_t)got;
 		return ssl_result(t, "TLS read");
@@ -351,11 +351,9 @@ ssize_t rt_transport_write(struct rt_transport *t, const void *buf, size_t len)
 		size_t put = 0;
 		int ret, ok;
 
-		ERR_clear_error();
-		errno = 0;
-		sigpipe_block(&g);
+		ssl_call_begin(&g);
 		ok = SSL_write_ex(t->ssl, buf, len, &put);
-		sigpipe_restore(&g);
+		ssl_call_end(&g);
 		if (ok == 1)
 			return (ssize_t)put;
 		ret = ssl_result(t, "TLS write");

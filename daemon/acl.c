@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "acl.h"
+#include "util.h"
 
 struct acl_entry {
 	char *common_name;
@@ -19,9 +20,7 @@ struct rt_acl {
 
 static void free_entry(struct acl_entry *e)
 {
-	for (char **g = e->globs; g && *g; g++)
-		free(*g);
-	free(e->globs);
+	rt_strv_free(e->globs);
 	free(e->common_name);
 }
 

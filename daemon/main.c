@@ -294,14 +294,6 @@ static int load_config(struct ringtapd *d, struct rt_config *cfg)
 	return rt_config_merge(cfg, &d->cli);
 }
 
-static void free_globs(char **globs)
-{
-	if (globs)
-		for (char **g = globs; *g; g++)
-			free(*g);
-	free(globs);
-}
-
 /* Points the options of the session, the server and the loop at the settings in force. */
 static int apply_startup_config(struct ringtapd *d)
 {
@@ -620,7 +612,7 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 			ret = rt_session_enable(d->session, d->layout, (const char *const *)globs, 0, &why);
 		if (ret < 0)
 			rt_log(LOG_ERR, "reload: events: %s: %s", why, strerror(-ret));
-		free_globs(globs);
+		rt_strv_free(globs);
 	}
 	d->drain_ms = (unsigned int)next.num[RT_CONF_DRAIN_MS];
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
@@ -886,8 +878,8 @@ static void teardown(struct ringtapd *d)
 	rt_session_close(d->session);
 	sd_event_unref(d->loop);
 	trace_seq_destroy(&d->line);
-	free_globs(d->event_globs);
-	free_globs(d->nats_globs);
+	rt_strv_free(d->event_globs);
+	rt_strv_free(d->nats_globs);
 	rt_config_release(&d->cfg);
 	rt_config_release(&d->cli);
 }

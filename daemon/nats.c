@@ -770,9 +770,7 @@ void rt_nats_free(struct rt_nats *n)
 	for (size_t i = 0; i < n->n_events; i++)
 		free(n->events[i].subject);
 	free(n->events);
-	for (char **g = n->globs; g && *g; g++)
-		free(*g);
-	free(n->globs);
+	rt_strv_free(n->globs);
 	free(n->cpus);
 	free(n->url);
 	free(n->stream);

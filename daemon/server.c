@@ -112,9 +112,7 @@ static const Ringtap__Encoding offered[] = {
 
 static void free_projection(struct rt_conn *c)
 {
-	for (char **f = c->only; f && *f; f++)
-		free(*f);
-	free(c->only);
+	rt_strv_free(c->only);
 	c->only = NULL;
 }
 

@@ -46,3 +46,10 @@ int rt_read_file(const char *path, size_t max, char **out, size_t *out_len)
 	text = NULL;
 	return 0;
 }
+
+void rt_strv_free(char **strv)
+{
+	for (char **p = strv; p && *p; p++)
+		free(*p);
+	free(strv);
+}

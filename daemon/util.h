@@ -20,6 +20,9 @@ static inline void closep(int *fd)
 }
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 
+/* Frees a NULL-terminated array of strings and the strings (NULL: nothing). */
+void rt_strv_free(char **strv);
+
 /*
  * A whole file of unknown size (proc and tracefs files report 0), read into
  * a NUL-terminated buffer; -EFBIG past max bytes (0: no limit but memory).
