@@ -21,6 +21,7 @@
 /* PROTOCOL.md: the daemon refuses client frames over 64 KiB. */
 #define HELLO_MAX		(64u << 10)
 #define READ_CHUNK		(64u << 10)
+#define TAP_KEEP_ALLOC		(64u << 10)
 
 struct schema_slot {
 	uint32_t event_id;
@@ -41,16 +42,23 @@ struct ringtap_client {
 	Ringtap__Encoding encoding;	/* the one asked for, the only one offered */
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void *tap_ctx;
+	uint8_t *tapbuf;	/* the last frame, delimited, for tap */
+	size_t tap_alloc;
 	bool end;
 	bool said_bye;		/* the daemon ended the stream with a Bye: nothing unreported */
 	char errtext[256];
 };
 
+/*
+ * Called per frame: the coarse clock is read from memory, where a guest
+ * without a stable TSC pays a trip to the HPET (a tenth of a recorder's CPU).
+ * Deadlines are whole milliseconds and poll() rounds up: ticks suffice.
+ */
 static int64_t now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -123,6 +131,32 @@ static int read_some(struct ringtap_client *c)
 	return (int)n;
 }
 
+/* The frame as it came, length first, without packing it again: a page per frame when raw. */
+static void tap_frame(struct ringtap_client *c)
+{
+	size_t len, prefix;
+	const uint8_t *payload = rt_wire_reader_last(&c->reader, &len);
+	uint8_t *p;
+
+	if (!payload)
+		return;
+	if (c->tap_alloc < len + RT_WIRE_VARINT_MAX) {
+		p = realloc(c->tapbuf, len + RT_WIRE_VARINT_MAX);
+		if (!p)
+			return;
+		c->tapbuf = p;
+		c->tap_alloc = len + RT_WIRE_VARINT_MAX;
+	}
+	prefix = rt_wire_varint_encode(len, c->tapbuf);
+	memcpy(c->tapbuf + prefix, payload, len);
+	c->tap(c->tap_ctx, c->tapbuf, prefix + len);
+	if (c->tap_alloc > TAP_KEEP_ALLOC) {
+		free(c->tapbuf);
+		c->tapbuf = NULL;
+		c->tap_alloc = 0;
+	}
+}
+
 /*
  * The next whole frame from the bytes already read: 1 and the frame, 0 when
  * more bytes are needed, or -errno with the client's error set.
@@ -142,15 +176,8 @@ static int buffered_frame(struct ringtap_client *c, Ringtap__Frame **f)
 			if (ret >= 0)
 				continue;
 		}
-		if (ret == 1 && c->tap) {
-			uint8_t *bytes;
-			size_t len;
-
-			if (!rt_wire_encode(*f, &bytes, &len)) {
-				c->tap(c->tap_ctx, bytes, len);
-				free(bytes);
-			}
-		}
+		if (ret == 1 && c->tap)
+			tap_frame(c);
 		if (ret >= 0)
 			return ret;
 		/* Too long is as malformed as unparsable for the caller. */
@@ -510,6 +537,7 @@ void ringtap_close(struct ringtap_client *c)
 		ringtap__frame__free_unpacked(c->welcome, NULL);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
+	free(c->tapbuf);
 	free(c);
 }
 

@@ -171,11 +171,12 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* Read per page: the coarse clock costs no clock-source read (see libringtap's now_ns). */
 static double now_s(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

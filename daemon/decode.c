@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,26 @@ void rt_decoder_free(struct rt_decoder *d)
 	free(d);
 }
 
+/* Every record's header and common fields go through here: the usual sizes load at once. */
 static uint64_t read_uint(const struct rt_layout *l, const uint8_t *p, unsigned int size)
 {
 	uint64_t v = 0;
+	uint32_t w;
+	uint16_t h;
 
+	switch (size) {
+	case 1:
+		return p[0];
+	case 2:
+		memcpy(&h, p, 2);
+		return l->big_endian ? be16toh(h) : le16toh(h);
+	case 4:
+		memcpy(&w, p, 4);
+		return l->big_endian ? be32toh(w) : le32toh(w);
+	case 8:
+		memcpy(&v, p, 8);
+		return l->big_endian ? be64toh(v) : le64toh(v);
+	}
 	for (unsigned int i = 0; i < size; i++) {
 		unsigned int shift = l->big_endian ? (size - 1 - i) * 8 : i * 8;
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "decode.h"
 #include "ringtap.pb-c.h"
@@ -43,16 +44,32 @@ int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
 			   struct rt_buf *out);
 
 /*
- * A delimited Frame{Batch{cpu, records}} (kind RINGTAP__FRAME__MSG_BATCH)
- * or Frame{Fixed{cpu, records}} (RINGTAP__FRAME__MSG_FIXED) from records
+ * A data frame is built as parts around bytes the caller already holds (a
+ * Batch's records, a raw page): the bulk is copied once, straight into each
+ * subscriber's queue, instead of into a frame first. iov[0..n) in order is
+ * the delimited frame; head and tail hold the bytes around the bulk.
+ */
+#define RT_FRAME_EDGE_MAX	32
+
+struct rt_frame_parts {
+	uint8_t head[RT_FRAME_EDGE_MAX];
+	uint8_t tail[RT_FRAME_EDGE_MAX];
+	struct iovec iov[3];
+	unsigned int n;
+	size_t len;			/* the whole frame */
+};
+
+/*
+ * Frame{Batch{cpu, records}} (kind RINGTAP__FRAME__MSG_BATCH) or
+ * Frame{Fixed{cpu, records}} (RINGTAP__FRAME__MSG_FIXED) around records
  * appended by rt_encode_record or rt_encode_fixed_record.
  */
-int rt_encode_batch_frame(Ringtap__Frame__MsgCase kind, unsigned int cpu,
-			  const struct rt_buf *records, struct rt_buf *out);
+int rt_encode_batch_parts(Ringtap__Frame__MsgCase kind, unsigned int cpu,
+			  const struct rt_buf *records, struct rt_frame_parts *out);
 
-/* A delimited Frame{Pages{cpu, [page]}}. */
-int rt_encode_pages_frame(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
-			  struct rt_buf *out);
+/* Frame{Pages{cpu, [page], [records]}} around the page. */
+int rt_encode_pages_parts(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
+			  struct rt_frame_parts *out);
 
 /*
  * A delimited Frame{Schema} for the event: with offsets (one per field, in

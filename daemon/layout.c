@@ -365,6 +365,7 @@ static int learn_common_fields(struct rt_layout *l, const struct tep_event *even
 	}
 	l->n_common = n;
 	l->common_type = rt_layout_common(l, "type");
+	l->common_pid = rt_layout_common(l, "pid");
 	if (!l->common_type || (l->common_type->size != 1 && l->common_type->size != 2 &&
 				l->common_type->size != 4))
 		goto bad;
@@ -373,7 +374,7 @@ bad:
 	free(l->common);
 	l->common = NULL;
 	l->n_common = 0;
-	l->common_type = NULL;
+	l->common_type = l->common_pid = NULL;
 	return -EPROTO;
 }
 

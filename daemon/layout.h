@@ -45,6 +45,7 @@ struct rt_layout {
 	struct rt_field_desc *common;
 	unsigned int n_common;
 	const struct rt_field_desc *common_type;	/* the field that holds the event id */
+	const struct rt_field_desc *common_pid;		/* NULL if the layout has none */
 	unsigned int common_size;	/* end of the last common field */
 
 	/* Format texts as the kernel published them, for clients that parse them. */

@@ -591,13 +591,19 @@ static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
 	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
 }
 
-static ssize_t conn_write(struct rt_conn *c, const void *buf, size_t len)
+/* Frames queued at once go out in one call: a page per send() is most of a raw stream's cost. */
+#define FRAMES_PER_WRITE 64
+
+static ssize_t conn_write_queue(struct rt_conn *c, const void *head, size_t head_len)
 {
+	struct iovec iov[FRAMES_PER_WRITE];
+	struct msghdr msg = { .msg_iov = iov };
 	ssize_t n;
 
 	if (c->tls)
-		return rt_tls_write(c->tls, buf, len);
-	n = send(c->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		return rt_tls_write(c->tls, head, head_len);
+	msg.msg_iovlen = rt_subscriber_peekv(&c->sub, iov, FRAMES_PER_WRITE);
+	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
 }
 
@@ -751,7 +757,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 				conn_want_write(c, false);
 				break;
 			}
-			n = conn_write(c, data, len);
+			n = conn_write_queue(c, data, len);
 			if (n == -EAGAIN) {
 				/*
 				 * TLS may have sealed part of the head into a record that
@@ -1313,7 +1319,7 @@ static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
 
 void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 {
-	const struct rt_field_desc *pidf = rt_layout_common(srv->layout, "pid");
+	const struct rt_field_desc *pidf = srv->layout->common_pid;
 	uint64_t pid = 0;
 	unsigned int done = 0;
 
@@ -1352,7 +1358,7 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page, size_t len,
 		    unsigned int records, uint64_t first_ts)
 {
-	struct rt_buf frame = { 0 };
+	struct rt_frame_parts frame = { 0 };
 
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		if (c->state != CONN_STREAMING || c->encoding != RINGTAP__ENCODING__RAW ||
@@ -1368,14 +1374,12 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 			if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id))
 				push_schema(c, ev);
 		}
-		if (!frame.len && rt_encode_pages_frame(cpu, page, len, records, &frame))
+		if (!frame.len && rt_encode_pages_parts(cpu, page, len, records, &frame))
 			break;
-		rt_subscriber_push_data(&c->sub, cpu, frame.data, frame.len, records, first_ts,
-					first_ts);
+		rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, first_ts);
 		if (c->sub.head)
 			conn_want_write(c, true);
 	}
-	rt_buf_free(&frame);
 }
 
 void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,

@@ -143,9 +143,11 @@ bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsign
 	return pid_ok && wants_cpu(s, cpu) && rt_subscriber_wants_event(s, id);
 }
 
-int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len)
+static int push_parts(struct rt_subscriber *s, const struct iovec *parts, unsigned int n,
+		      size_t len)
 {
 	struct rt_qframe *f = malloc(sizeof(*f) + len);
+	size_t off = 0;
 
 	if (!f)
 		return -ENOMEM;
@@ -153,7 +155,10 @@ int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len
 	f->len = len;
 	f->cpu = 0;
 	f->records = 0;
-	memcpy(f->data, frame, len);
+	for (unsigned int i = 0; i < n; i++) {
+		memcpy(f->data + off, parts[i].iov_base, parts[i].iov_len);
+		off += parts[i].iov_len;
+	}
 	if (s->tail)
 		s->tail->next = f;
 	else
@@ -161,6 +166,13 @@ int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len
 	s->tail = f;
 	s->queued += len;
 	return 0;
+}
+
+int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len)
+{
+	struct iovec one = { (void *)frame, len };
+
+	return push_parts(s, &one, 1, len);
 }
 
 static int push_buf(struct rt_subscriber *s, struct rt_buf *b)
@@ -258,12 +270,13 @@ void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t coun
 	s->dropped += count;
 }
 
-int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
-			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
+int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
+			    const struct rt_frame_parts *frame, unsigned int records,
+			    uint64_t first_ts, uint64_t last_ts)
 {
 	int ret;
 
-	if (s->queued + len > s->max_queued) {
+	if (s->queued + frame->len > s->max_queued) {
 		rt_subscriber_drop(s, cpu, records, first_ts);
 		s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
 		/* Kernel losses wait too: a report must not overtake what came before it. */
@@ -271,7 +284,7 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uin
 	}
 	ret = rt_subscriber_flush_losses(s);
 	if (!ret)
-		ret = rt_subscriber_push(s, frame, len);
+		ret = push_parts(s, frame->iov, frame->n, frame->len);
 	if (!ret) {
 		s->tail->cpu = cpu;
 		s->tail->records = records;
@@ -305,19 +318,17 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 
 int rt_subscriber_end_page(struct rt_subscriber *s)
 {
-	struct rt_buf frame = { 0 };
+	struct rt_frame_parts frame;
 	int ret;
 
 	if (!s->batch_records) {
 		/* Kernel losses on a page with nothing selected still get reported. */
 		return rt_subscriber_flush_losses(s);
 	}
-	ret = rt_encode_batch_frame(s->data_kind, s->batch_cpu, &s->batch, &frame);
+	ret = rt_encode_batch_parts(s->data_kind, s->batch_cpu, &s->batch, &frame);
 	if (!ret)
-		ret = rt_subscriber_push_data(s, s->batch_cpu, frame.data, frame.len,
-					      s->batch_records, s->batch_first_ts,
-					      s->batch_last_ts);
-	rt_buf_free(&frame);
+		ret = rt_subscriber_push_data(s, s->batch_cpu, &frame, s->batch_records,
+					      s->batch_first_ts, s->batch_last_ts);
 	s->batch.len = 0;
 	s->batch_records = 0;
 	return ret;
@@ -330,6 +341,19 @@ bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, siz
 	*data = s->head->data + s->head_off;
 	*len = s->head->len - s->head_off;
 	return true;
+}
+
+unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *iov,
+				 unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (const struct rt_qframe *f = s->head; f && n < max; f = f->next, n++) {
+		size_t skip = f == s->head ? s->head_off : 0;
+
+		iov[n] = (struct iovec){ (void *)(f->data + skip), f->len - skip };
+	}
+	return n;
 }
 
 void rt_subscriber_consume(struct rt_subscriber *s, size_t n)

@@ -75,8 +75,9 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
  * Queues a frame of records (a Batch, or raw Pages), or drops it whole when
  * the queue is over its limit, counting its records as lost on that CPU.
  */
-int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu, const uint8_t *frame,
-			    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
+int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
+			    const struct rt_frame_parts *frame, unsigned int records,
+			    uint64_t first_ts, uint64_t last_ts);
 
 /* Records this subscriber selected but that could not be queued (out of memory). */
 void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts);
@@ -100,4 +101,7 @@ int rt_subscriber_flush_losses(struct rt_subscriber *s);
 
 /* The next bytes to write, and how many were written. */
 bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, size_t *len);
+/* The next frames to write as one gather (up to max of them); 0 when the queue is empty. */
+unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *iov,
+				 unsigned int max);
 void rt_subscriber_consume(struct rt_subscriber *s, size_t n);

@@ -85,7 +85,7 @@ static void put_field(struct trace_seq *s, const struct rt_record *rec,
 void rt_record_text(struct trace_seq *s, const struct rt_record *rec,
 		    const struct rt_layout *layout, unsigned int flags)
 {
-	const struct rt_field_desc *pid = rt_layout_common(layout, "pid");
+	const struct rt_field_desc *pid = layout->common_pid;
 	uint64_t v;
 
 	if (!(flags & RT_TEXT_NO_TIME))

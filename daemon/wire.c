@@ -94,6 +94,7 @@ void rt_wire_reader_release(struct rt_wire_reader *r)
 	r->buf = NULL;
 	r->buf_alloc = 0;
 	r->buf_used = 0;
+	r->last_len = 0;
 }
 
 static bool frame_ready(const struct rt_wire_reader *r)
@@ -143,6 +144,11 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 	*consumed = 0;
 	if (r->error)
 		return r->error;
+	r->last_len = 0;
+	if (r->shrink) {
+		rt_wire_reader_release(r);
+		r->shrink = false;
+	}
 	while (pos < len && !frame_ready(r)) {
 		if (!r->have_len) {
 			ret = varint_step(&r->len, &r->len_bytes, buf[pos++]);
@@ -182,12 +188,12 @@ int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
 		return 0;
 	/* protobuf-c copies strings and bytes out, so the buffer can be reused. */
 	f = ringtap__frame__unpack(NULL, r->len, r->buf ? r->buf : empty);
+	r->last_len = r->len;
 	r->have_len = false;
 	r->len = 0;
 	r->len_bytes = 0;
 	r->buf_used = 0;
-	if (r->buf_alloc > READER_KEEP_ALLOC)
-		rt_wire_reader_release(r);
+	r->shrink = r->buf_alloc > READER_KEEP_ALLOC;
 	if (!f)
 		return fail(r, -EBADMSG, "payload is not a valid Frame");
 	/*
@@ -200,6 +206,12 @@ int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
 	}
 	*frame = f;
 	return 1;
+}
+
+const uint8_t *rt_wire_reader_last(const struct rt_wire_reader *r, size_t *len)
+{
+	*len = r->last_len;
+	return r->last_len ? r->buf : NULL;
 }
 
 const char *rt_wire_strerror(int err)

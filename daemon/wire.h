@@ -46,6 +46,8 @@ struct rt_wire_reader {
 	uint8_t *buf;		/* grows with the bytes received, up to len */
 	size_t buf_alloc;
 	size_t buf_used;
+	size_t last_len;	/* payload of the frame next() returned, still in buf */
+	bool shrink;		/* buf outgrew what is kept: freed at the next feed */
 };
 
 /* max_frame 0 means RT_WIRE_MAX_FRAME_DEFAULT. */
@@ -69,6 +71,13 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
  * -EBADMSG for a payload that is not a Frame or a Frame with no message set.
  */
 int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame);
+
+/*
+ * The payload the last rt_wire_reader_next() unpacked, as it arrived: for
+ * whoever keeps the stream's bytes (a recording) without packing the frame
+ * again. Valid until the next feed; NULL before the first frame.
+ */
+const uint8_t *rt_wire_reader_last(const struct rt_wire_reader *r, size_t *len);
 
 /* Short text for the errors above; strerror() for any other. */
 const char *rt_wire_strerror(int err);

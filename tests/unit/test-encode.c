@@ -153,6 +153,104 @@ static void test_negative(const char *root)
 	fixture_close(&fx);
 }
 
+/* The parts, joined: a delimited frame protobuf-c must read and pack to the same bytes. */
+static Ringtap__Frame *joined(const struct rt_frame_parts *parts, uint8_t **bytes)
+{
+	uint8_t *p = malloc(parts->len), *again = NULL;
+	size_t off = 0, again_len = 0;
+	Ringtap__Frame *f = NULL;
+	uint64_t len;
+	int used;
+
+	*bytes = p;
+	if (!p)
+		return NULL;
+	for (unsigned int i = 0; i < parts->n; i++) {
+		memcpy(p + off, parts->iov[i].iov_base, parts->iov[i].iov_len);
+		off += parts->iov[i].iov_len;
+	}
+	CHECK_EQ(off, parts->len);
+	used = rt_wire_varint_decode(p, parts->len, &len);
+	CHECK(used > 0 && used + len == parts->len);
+	if (used <= 0 || used + len != parts->len)
+		return NULL;
+	f = ringtap__frame__unpack(NULL, len, p + used);
+	CHECK(f != NULL);
+	if (f && !rt_wire_encode(f, &again, &again_len)) {
+		CHECK_EQ(again_len, parts->len);
+		CHECK(again_len == parts->len && !memcmp(again, p, again_len));
+	}
+	free(again);
+	return f;
+}
+
+/* Data frames are written by hand around their bulk: the bytes must be protobuf-c's. */
+static void test_frame_parts(void)
+{
+	static const unsigned int cpus[] = { 0, 1, 127, 128, 4095 };
+	static const size_t lens[] = { 0, 1, 127, 128, 4096, 65536 };
+	static const unsigned int counts[] = { 0, 1, 200, 70000 };
+	uint8_t *page = malloc(65536);
+
+	for (size_t i = 0; page && i < 65536; i++)
+		page[i] = (uint8_t)(i * 7);
+	for (size_t c = 0; page && c < sizeof(cpus) / sizeof(*cpus); c++) {
+		for (size_t l = 0; l < sizeof(lens) / sizeof(*lens); l++) {
+			for (size_t k = 0; k < sizeof(counts) / sizeof(*counts); k++) {
+				struct rt_frame_parts parts;
+				Ringtap__Frame *f;
+				uint8_t *bytes;
+
+				CHECK_EQ(rt_encode_pages_parts(cpus[c], page, lens[l], counts[k],
+							       &parts), 0);
+				f = joined(&parts, &bytes);
+				CHECK(f && f->msg_case == RINGTAP__FRAME__MSG_PAGES);
+				if (f && f->msg_case == RINGTAP__FRAME__MSG_PAGES) {
+					CHECK_EQ(f->pages->cpu, cpus[c]);
+					CHECK_EQ(f->pages->n_pages, 1);
+					CHECK_EQ(f->pages->pages[0].len, lens[l]);
+					CHECK(!lens[l] || !memcmp(f->pages->pages[0].data, page,
+								  lens[l]));
+					CHECK(f->pages->n_records == 1 &&
+					      f->pages->records[0] == counts[k]);
+				}
+				if (f)
+					ringtap__frame__free_unpacked(f, NULL);
+				free(bytes);
+			}
+			for (int kind = 0; kind < 2; kind++) {
+				Ringtap__Frame__MsgCase mc = kind ? RINGTAP__FRAME__MSG_FIXED :
+								    RINGTAP__FRAME__MSG_BATCH;
+				struct rt_buf records = { 0 };
+				struct rt_frame_parts parts;
+				Ringtap__Frame *f;
+				uint8_t *bytes;
+
+				/* Records of 8 bytes: tag 2, length 6, timestamp, event_id, pid. */
+				static const uint8_t rec[] = { 0x12, 6, 0x08, 1, 0x10, 2, 0x18, 3 };
+				static const uint8_t fixed[] = { 0x12, 6, 0x08, 1, 0x12, 2, 7, 8 };
+
+				for (size_t i = 0; i < lens[l] / 8 && lens[l] < 4096; i++)
+					rt_buf_put(&records, kind ? fixed : rec, 8);
+				CHECK_EQ(rt_encode_batch_parts(mc, cpus[c], &records, &parts), 0);
+				f = joined(&parts, &bytes);
+				CHECK(f && f->msg_case == mc);
+				if (f && mc == RINGTAP__FRAME__MSG_BATCH)
+					CHECK(f->batch->cpu == cpus[c] &&
+					      f->batch->n_records == records.len / 8);
+				if (f && mc == RINGTAP__FRAME__MSG_FIXED)
+					CHECK(f->fixed->cpu == cpus[c] &&
+					      f->fixed->n_records == records.len / 8);
+				if (f)
+					ringtap__frame__free_unpacked(f, NULL);
+				free(bytes);
+				rt_buf_free(&records);
+			}
+		}
+	}
+	free(page);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
@@ -164,5 +262,6 @@ int main(int argc, char **argv)
 	test_fixture(root, "rt", events, 100);
 	test_fixture(root, "stock-overrun", test_only, 100);
 	test_negative(root);
+	test_frame_parts();
 	return check_exit("test-encode");
 }

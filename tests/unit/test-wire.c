@@ -482,7 +482,16 @@ static void test_large_frame(void)
 	rt_wire_reader_init(&r, 1 << 20);
 	CHECK_EQ(read_stream(&r, buf, len, SPLIT_RANDOM, 77, &got, 1, &peak), 1);
 	CHECK(peak > 0 && peak <= packed);
-	CHECK(r.buf == NULL && r.buf_alloc == 0);
+	{
+		/* The payload stays readable for a recording until the next feed frees it. */
+		size_t last_len;
+		const uint8_t *last = rt_wire_reader_last(&r, &last_len);
+
+		CHECK(last && last_len == packed && !memcmp(last, buf + 3, packed));
+		CHECK_EQ(rt_wire_reader_feed(&r, buf, 0, &used), 0);
+		CHECK(r.buf == NULL && r.buf_alloc == 0);
+		CHECK(rt_wire_reader_last(&r, &last_len) == NULL && last_len == 0);
+	}
 	CHECK(got && got->msg_case == RINGTAP__FRAME__MSG_PAGES);
 	if (got && got->msg_case == RINGTAP__FRAME__MSG_PAGES) {
 		CHECK_EQ(got->pages->cpu, 2);
