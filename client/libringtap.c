@@ -21,7 +21,6 @@
 /* PROTOCOL.md: the daemon refuses client frames over 64 KiB. */
 #define HELLO_MAX		(64u << 10)
 #define READ_CHUNK		(64u << 10)
-#define TAP_KEEP_ALLOC		(64u << 10)
 
 struct schema_slot {
 	uint32_t event_id;
@@ -42,8 +41,6 @@ struct ringtap_client {
 	Ringtap__Encoding encoding;	/* the one asked for, the only one offered */
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void *tap_ctx;
-	uint8_t *tapbuf;	/* the last frame, delimited, for tap */
-	size_t tap_alloc;
 	bool end;
 	bool said_bye;		/* the daemon ended the stream with a Bye: nothing unreported */
 	char errtext[256];
@@ -131,30 +128,14 @@ static int read_some(struct ringtap_client *c)
 	return (int)n;
 }
 
-/* The frame as it came, length first, without packing it again: a page per frame when raw. */
+/* The frame as it came, length first: neither packed again nor copied. */
 static void tap_frame(struct ringtap_client *c)
 {
-	size_t len, prefix;
-	const uint8_t *payload = rt_wire_reader_last(&c->reader, &len);
-	uint8_t *p;
+	size_t len;
+	const uint8_t *frame = rt_wire_reader_last(&c->reader, &len);
 
-	if (!payload)
-		return;
-	if (c->tap_alloc < len + RT_WIRE_VARINT_MAX) {
-		p = realloc(c->tapbuf, len + RT_WIRE_VARINT_MAX);
-		if (!p)
-			return;
-		c->tapbuf = p;
-		c->tap_alloc = len + RT_WIRE_VARINT_MAX;
-	}
-	prefix = rt_wire_varint_encode(len, c->tapbuf);
-	memcpy(c->tapbuf + prefix, payload, len);
-	c->tap(c->tap_ctx, c->tapbuf, prefix + len);
-	if (c->tap_alloc > TAP_KEEP_ALLOC) {
-		free(c->tapbuf);
-		c->tapbuf = NULL;
-		c->tap_alloc = 0;
-	}
+	if (frame)
+		c->tap(c->tap_ctx, frame, len);
 }
 
 /*
@@ -537,7 +518,6 @@ void ringtap_close(struct ringtap_client *c)
 		ringtap__frame__free_unpacked(c->welcome, NULL);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
-	free(c->tapbuf);
 	free(c);
 }
 

@@ -33,6 +33,9 @@
 #include "ringtap.h"
 #include "tracedat.h"
 
+/* The protobuf capture's stdio buffer: written out when full, on a pause, once a second. */
+#define RECORD_BUFFER	(256u << 10)
+
 enum record_format {
 	FORMAT_AUTO,		/* by the file name */
 	FORMAT_PROTOBUF,
@@ -54,7 +57,8 @@ struct recording {
 	unsigned int page_size;		/* the Welcome's sub-buffer size */
 	int write_error;		/* an errno value */
 	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
-	uint64_t frames, bytes, pages, lost;
+	uint64_t frames, bytes, pages, lost;	/* frames, bytes: on disk (protobuf) */
+	uint64_t unflushed_frames, unflushed_bytes;
 	uint64_t events;		/* in the pages, as the daemon counted them */
 	FILE *clock;			/* --clock-file: the host's clock pairs */
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
@@ -140,12 +144,30 @@ static void tap(void *ctx, const uint8_t *frame, size_t len)
 	}
 	if (r->write_error)
 		return;
-	if (fwrite(frame, 1, len, r->out) != len || fflush(r->out)) {
+	if (fwrite(frame, 1, len, r->out) != len) {
 		r->write_error = errno ? errno : EIO;
 		return;
 	}
-	r->frames++;
-	r->bytes += len;
+	r->unflushed_frames++;
+	r->unflushed_bytes += len;
+}
+
+/*
+ * Frames reach the file a buffer at a time, not a write per page: when the
+ * stream pauses (a wait for the next frame timed out) and once a second, so
+ * at most a second of the stream is held here. Counts what is on disk.
+ */
+static void flush_frames(struct recording *r)
+{
+	if (r->tracedat || r->write_error || !r->unflushed_frames)
+		return;
+	if (fflush(r->out)) {
+		r->write_error = errno ? errno : EIO;
+		return;
+	}
+	r->frames += r->unflushed_frames;
+	r->bytes += r->unflushed_bytes;
+	r->unflushed_frames = r->unflushed_bytes = 0;
 }
 
 static void usage(FILE *f)
@@ -518,8 +540,8 @@ int cmd_record(int argc, char **argv)
 		     (format == FORMAT_AUTO && ends_with(r.path, ".dat"));
 	if (r.tracedat)
 		r.fd = open(r.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	else
-		r.out = fopen(r.path, "wbe");
+	else if ((r.out = fopen(r.path, "wbe")))
+		setvbuf(r.out, NULL, _IOFBF, RECORD_BUFFER);
 	if (r.tracedat ? r.fd < 0 : !r.out) {
 		fprintf(stderr, "ringtap record: %s: %s\n", r.path, strerror(errno));
 		return 1;
@@ -555,6 +577,8 @@ int cmd_record(int argc, char **argv)
 		struct ringtap_event ev;
 		int n = ringtap_next(c, &ev, 200);
 
+		if (n == 0)
+			flush_frames(&r);
 		if (n == -EINTR || n == 0)
 			goto tick;
 		if (n < 0 || ev.kind == RINGTAP_END) {
@@ -564,6 +588,7 @@ int cmd_record(int argc, char **argv)
 				ret = n < 0;
 				break;
 			}
+			flush_frames(&r);
 			/* The old Welcome is what the new one must match: closed after. */
 			next = connect_again(&r, &opts, welcome, duration ? start + duration : 0);
 			ringtap_close(c);
@@ -588,10 +613,12 @@ int cmd_record(int argc, char **argv)
 			count_loss(&r, ev.cpu, ev.lost);
 tick:
 		if (now_s() >= next_progress) {
+			flush_frames(&r);
 			progress(&r, false);
 			next_progress += 1;
 		}
 	}
+	flush_frames(&r);
 	if (r.tracedat && c && !ret && !r.write_error)
 		refresh_host_texts(&r, c, &opts);
 	/* The daemon is let go first: putting a big trace.dat together takes a while. */

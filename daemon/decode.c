@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,34 +56,6 @@ void rt_decoder_free(struct rt_decoder *d)
 	free(d);
 }
 
-/* Every record's header and common fields go through here: the usual sizes load at once. */
-static uint64_t read_uint(const struct rt_layout *l, const uint8_t *p, unsigned int size)
-{
-	uint64_t v = 0;
-	uint32_t w;
-	uint16_t h;
-
-	switch (size) {
-	case 1:
-		return p[0];
-	case 2:
-		memcpy(&h, p, 2);
-		return l->big_endian ? be16toh(h) : le16toh(h);
-	case 4:
-		memcpy(&w, p, 4);
-		return l->big_endian ? be32toh(w) : le32toh(w);
-	case 8:
-		memcpy(&v, p, 8);
-		return l->big_endian ? be64toh(v) : le64toh(v);
-	}
-	for (unsigned int i = 0; i < size; i++) {
-		unsigned int shift = l->big_endian ? (size - 1 - i) * 8 : i * 8;
-
-		v |= (uint64_t)p[i] << shift;
-	}
-	return v;
-}
-
 /*
  * Walks the record chain exactly as kbuffer will, on the same zero-padded
  * copy, proving that every step moves forward and that every data record
@@ -101,13 +72,13 @@ static const char *validate_records(const struct rt_layout *l, const uint8_t *da
 		uint32_t word, type_len, len;
 		uint64_t next;
 
-		word = (uint32_t)read_uint(l, data + pos, 4);
+		word = (uint32_t)rt_layout_read_uint(l, data + pos, 4);
 		type_len = l->big_endian ? word >> (32 - TYPE_LEN_BITS) :
 					   word & ((1u << TYPE_LEN_BITS) - 1);
 		switch (type_len) {
 		case TYPE_PADDING:
 			/* Its length may lie past the commit (read as 0 there). */
-			len = (uint32_t)read_uint(l, data + pos + 4, 4);
+			len = (uint32_t)rt_layout_read_uint(l, data + pos + 4, 4);
 			if (len > INT32_MAX)
 				return "padding length out of range";
 			next = pos + 4 + len;
@@ -119,7 +90,7 @@ static const char *validate_records(const struct rt_layout *l, const uint8_t *da
 			next = pos + 8;
 			break;
 		case 0:
-			len = (uint32_t)read_uint(l, data + pos + 4, 4);
+			len = (uint32_t)rt_layout_read_uint(l, data + pos + 4, 4);
 			if (len < 4 || len > size)
 				return "record length out of range";
 			next = pos + 8 + (((uint64_t)len - 4 + 3) & ~3ULL);
@@ -149,8 +120,9 @@ static const char *check_page(struct rt_decoder *d, const uint8_t *buf, size_t l
 		return "shorter than the page header";
 	if (len > l->sub_buffer_size)
 		return "longer than a sub-buffer";
-	r->timestamp = read_uint(l, buf + l->page_timestamp.offset, l->page_timestamp.size);
-	commit = read_uint(l, buf + l->page_commit.offset, l->page_commit.size);
+	r->timestamp = rt_layout_read_uint(l, buf + l->page_timestamp.offset,
+					   l->page_timestamp.size);
+	commit = rt_layout_read_uint(l, buf + l->page_commit.offset, l->page_commit.size);
 	/*
 	 * The kernel ORs the flags in as ints: with a 64-bit commit word, bit
 	 * 31 arrives sign-extended into the upper half. Only the low 32 bits
@@ -174,7 +146,7 @@ static const char *check_page(struct rt_decoder *d, const uint8_t *buf, size_t l
 
 		if (at + l->long_size > len)
 			return "missed count outside the page";
-		r->missed_count = read_uint(l, buf + at, l->long_size);
+		r->missed_count = rt_layout_read_uint(l, buf + at, l->long_size);
 		r->missed_exact = true;
 	}
 	return NULL;
@@ -230,8 +202,8 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 			r->error = "record shorter than the common header";
 			return -EBADMSG;
 		}
-		rec.type = (unsigned int)read_uint(l, rec.data + l->common_type->offset,
-						   l->common_type->size);
+		rec.type = (unsigned int)rt_layout_read_uint(l, rec.data + l->common_type->offset,
+							     l->common_type->size);
 		rec.event = tep_find_event(l->tep, (int)rec.type);
 		if (!rec.event)
 			r->unknown++;
@@ -266,7 +238,7 @@ int rt_record_read_common(const struct rt_record *rec, const struct rt_layout *l
 {
 	if (f->offset + f->size > rec->size || f->size > 8)
 		return -ERANGE;
-	*value = read_uint(l, rec->data + f->offset, f->size);
+	*value = rt_layout_read_uint(l, rec->data + f->offset, f->size);
 	return 0;
 }
 

@@ -137,8 +137,8 @@ static uint8_t *put_bytes(uint8_t *p, unsigned int tag, const void *data, size_t
 }
 
 /* One field's value, typed as the format says; bytes stay in the record. */
-static void field_value(const struct rt_record *rec, const struct tep_format_field *f,
-			struct val *v)
+static void field_value(const struct rt_record *rec, const struct rt_layout *l,
+			const struct tep_format_field *f, struct val *v)
 {
 	const uint8_t *p;
 	unsigned int len;
@@ -159,7 +159,7 @@ static void field_value(const struct rt_record *rec, const struct tep_format_fie
 	}
 	if (!(f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) &&
 	    (len == 1 || len == 2 || len == 4 || len == 8)) {
-		uint64_t u = tep_read_number(rec->event->tep, p, (int)len);
+		uint64_t u = rt_layout_read_uint(l, p, len);
 
 		if (f->flags & TEP_FIELD_IS_SIGNED) {
 			int64_t s = len == 1 ? (int8_t)u : len == 2 ? (int16_t)u :
@@ -245,7 +245,7 @@ int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, boo
 	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next) {
 		if (!rt_encode_selected(only, f->name))
 			continue;
-		field_value(rec, f, &vals[n]);
+		field_value(rec, l, f, &vals[n]);
 		size += 1 + varint_size(val_size(&vals[n])) + vals[n].size;
 		n++;
 	}

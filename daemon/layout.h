@@ -10,9 +10,11 @@
  * is the only source of offsets and sizes in ringtap; nothing is assumed.
  * Pure: texts in, description out; no file descriptors, no logging.
  */
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct tep_handle;
 struct tep_event;
@@ -80,3 +82,36 @@ const char *rt_layout_format(const struct rt_layout *layout, int id);
 /* Parses one "field: TYPE NAME; offset:N; size:N; signed:N;" line, all of it. */
 int rt_parse_field_line(const char *line, const char *end, char *type, size_t type_size,
 			struct rt_field_desc *field);
+
+/*
+ * An unsigned number of size bytes in the traced kernel's byte order. Every
+ * record's header, common fields and numbers go through here: the usual
+ * sizes load at once.
+ */
+static inline uint64_t rt_layout_read_uint(const struct rt_layout *l, const uint8_t *p,
+					   unsigned int size)
+{
+	uint64_t v = 0;
+	uint32_t w;
+	uint16_t h;
+
+	switch (size) {
+	case 1:
+		return p[0];
+	case 2:
+		memcpy(&h, p, 2);
+		return l->big_endian ? be16toh(h) : le16toh(h);
+	case 4:
+		memcpy(&w, p, 4);
+		return l->big_endian ? be32toh(w) : le32toh(w);
+	case 8:
+		memcpy(&v, p, 8);
+		return l->big_endian ? be64toh(v) : le64toh(v);
+	}
+	for (unsigned int i = 0; i < size; i++) {
+		unsigned int shift = l->big_endian ? (size - 1 - i) * 8 : i * 8;
+
+		v |= (uint64_t)p[i] << shift;
+	}
+	return v;
+}

@@ -4,6 +4,7 @@
  * event loop that drains every CPU on a timer -> decoder -> output.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -905,6 +906,13 @@ int main(int argc, char **argv)
 	 * client that vanished must be an EPIPE, not the daemon's death.
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * Every pass queues a few hundred KiB of frames and frees them once
+	 * written: with glibc's default 128 KiB trim threshold the heap shrank
+	 * and faulted back in on every pass (a fifth of the daemon's CPU on a
+	 * raw stream, measured with perf in the guest). Up to 4 MiB stays.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
 
 	trace_seq_init(&d.line);
 	ret = parse_args(&d, argc, argv);

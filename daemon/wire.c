@@ -94,6 +94,7 @@ void rt_wire_reader_release(struct rt_wire_reader *r)
 	r->buf = NULL;
 	r->buf_alloc = 0;
 	r->buf_used = 0;
+	r->borrowed = r->last = NULL;
 	r->last_len = 0;
 }
 
@@ -117,7 +118,7 @@ static int fail(struct rt_wire_reader *r, int err, const char *why)
  */
 static int reserve(struct rt_wire_reader *r, size_t need)
 {
-	size_t n;
+	size_t n, whole = r->len_bytes + r->len;
 	uint8_t *p;
 
 	if (need <= r->buf_alloc)
@@ -125,14 +126,36 @@ static int reserve(struct rt_wire_reader *r, size_t need)
 	n = r->buf_alloc ? r->buf_alloc * 2 : READER_MIN_ALLOC;
 	if (n < need)
 		n = need;
-	if (n > r->len)
-		n = r->len;
+	if (n > whole)
+		n = whole;
 	p = realloc(r->buf, n);
 	if (!p)
 		return -ENOMEM;
 	r->buf = p;
 	r->buf_alloc = n;
 	return 0;
+}
+
+/*
+ * At a frame boundary, a frame whose varint and payload are all in buf is
+ * taken in place: a page-sized frame is then never copied on its way in.
+ * Returns 1 when it was, 0 when the bytes must be gathered.
+ */
+static int borrow(struct rt_wire_reader *r, const uint8_t *buf, size_t len, size_t *consumed)
+{
+	uint64_t flen;
+	int used = rt_wire_varint_decode(buf, len, &flen);
+
+	/* Bad or oversized lengths are refused byte by byte, where *consumed is exact. */
+	if (used <= 0 || flen > r->max_frame || flen > len - (size_t)used)
+		return 0;
+	r->borrowed = buf;
+	r->len_bytes = (unsigned int)used;
+	r->len = flen;
+	r->have_len = true;
+	r->buf_used = flen;
+	*consumed = (size_t)used + flen;
+	return 1;
 }
 
 int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len,
@@ -144,13 +167,18 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 	*consumed = 0;
 	if (r->error)
 		return r->error;
+	r->last = NULL;
 	r->last_len = 0;
 	if (r->shrink) {
 		rt_wire_reader_release(r);
 		r->shrink = false;
 	}
+	if (!r->have_len && !r->len_bytes && borrow(r, buf, len, consumed))
+		return 1;
 	while (pos < len && !frame_ready(r)) {
 		if (!r->have_len) {
+			if (r->len_bytes < RT_WIRE_VARINT_MAX)
+				r->len_raw[r->len_bytes] = buf[pos];
 			ret = varint_step(&r->len, &r->len_bytes, buf[pos++]);
 			*consumed = pos;
 			if (ret < 0)
@@ -164,10 +192,12 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 
 			if (n > len - pos)
 				n = len - pos;
-			ret = reserve(r, r->buf_used + n);
+			ret = reserve(r, r->len_bytes + r->buf_used + n);
 			if (ret < 0)
 				return fail(r, ret, "no memory for the frame");
-			memcpy(r->buf + r->buf_used, buf + pos, n);
+			if (!r->buf_used)
+				memcpy(r->buf, r->len_raw, r->len_bytes);
+			memcpy(r->buf + r->len_bytes + r->buf_used, buf + pos, n);
 			r->buf_used += n;
 			pos += n;
 			*consumed = pos;
@@ -187,8 +217,15 @@ int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
 	if (!frame_ready(r))
 		return 0;
 	/* protobuf-c copies strings and bytes out, so the buffer can be reused. */
-	f = ringtap__frame__unpack(NULL, r->len, r->buf ? r->buf : empty);
-	r->last_len = r->len;
+	if (r->borrowed) {
+		f = ringtap__frame__unpack(NULL, r->len, r->borrowed + r->len_bytes);
+		r->last = r->borrowed;
+	} else {
+		f = ringtap__frame__unpack(NULL, r->len, r->buf ? r->buf + r->len_bytes : empty);
+		r->last = r->buf;
+	}
+	r->last_len = r->last ? r->len_bytes + r->len : 0;
+	r->borrowed = NULL;
 	r->have_len = false;
 	r->len = 0;
 	r->len_bytes = 0;
@@ -211,7 +248,7 @@ int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
 const uint8_t *rt_wire_reader_last(const struct rt_wire_reader *r, size_t *len)
 {
 	*len = r->last_len;
-	return r->last_len ? r->buf : NULL;
+	return r->last;
 }
 
 const char *rt_wire_strerror(int err)

@@ -42,11 +42,14 @@ struct rt_wire_reader {
 	const char *why;	/* with error: what was wrong, for a log line */
 	bool have_len;		/* the varint is complete, len is the payload's */
 	unsigned int len_bytes;	/* varint bytes seen so far */
+	uint8_t len_raw[RT_WIRE_VARINT_MAX];	/* and the bytes themselves */
 	uint64_t len;
-	uint8_t *buf;		/* grows with the bytes received, up to len */
+	uint8_t *buf;		/* the frame as it came, varint first; grows with the bytes received */
 	size_t buf_alloc;
-	size_t buf_used;
-	size_t last_len;	/* payload of the frame next() returned, still in buf */
+	size_t buf_used;	/* payload bytes received */
+	const uint8_t *borrowed;	/* a whole frame inside the bytes fed: read there, not copied */
+	const uint8_t *last;	/* the frame next() returned, delimited */
+	size_t last_len;
 	bool shrink;		/* buf outgrew what is kept: freed at the next feed */
 };
 
@@ -57,7 +60,8 @@ void rt_wire_reader_release(struct rt_wire_reader *r);
 /*
  * Takes bytes from buf and sets *consumed to how many. Stops early once a
  * whole frame is buffered: feed the rest after rt_wire_reader_next() took
- * it. Returns 1 when a whole frame is buffered, 0 when every byte was taken
+ * it. A frame that lies whole in buf is not copied: buf's bytes must stay
+ * as they are until rt_wire_reader_next() has taken it. Returns 1 when a whole frame is buffered, 0 when every byte was taken
  * and more are needed, or the reader's error: -EMSGSIZE as soon as a length
  * over max_frame is read, -EBADMSG for a bad varint, -ENOMEM.
  */
@@ -73,9 +77,10 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame);
 
 /*
- * The payload the last rt_wire_reader_next() unpacked, as it arrived: for
- * whoever keeps the stream's bytes (a recording) without packing the frame
- * again. Valid until the next feed; NULL before the first frame.
+ * The frame the last rt_wire_reader_next() unpacked, delimited, as it
+ * arrived: for whoever keeps the stream's bytes (a recording) without
+ * packing the frame again. Valid until the next feed (and only as long as
+ * the bytes fed, for a frame read in place); NULL before the first frame.
  */
 const uint8_t *rt_wire_reader_last(const struct rt_wire_reader *r, size_t *len);
 

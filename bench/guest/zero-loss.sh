@@ -1,47 +1,111 @@
 # Guest half of bench-zero-loss: the test source at increasing rates for
-# ZL_SECONDS each; ringtapd + `ringtap record` (raw) and `trace-cmd record`,
-# the same buffer size, one after the other in this boot. Lines:
-# ZL TOOL RATE EMITTED RECORDED
+# ZL_SECONDS each; ringtapd + `ringtap record` (raw), `trace-cmd record`,
+# ringtapd + a decoded subscriber that counts, and `trace-cmd record -N` to
+# `trace-cmd listen`, the same buffer size, one after the other in this
+# boot. Lines:
+# ZL TOOL RATE EMITTED RECORDED TICKS DAEMON_TICKS
+# TICKS: user + system clock ticks (1/100 s) of every process of the tool
+# (its daemon, recorders, listener) from the source's start to a second
+# after its stop; DAEMON_TICKS: ringtapd's alone (0 for trace-cmd).
 sock=/run/ringtap/ringtapd.sock
 secs=${ZL_SECONDS:-10}
 rates=${ZL_RATES:-"8000 32000 128000 512000"}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
-# at_rate RATE: the source at RATE for $secs; sets $emitted.
+# tool_ticks "COMM ...": the ticks of every process with one of these names.
+tool_ticks() {
+	_s=0
+	for _f in /proc/[0-9]*/stat; do
+		_c=$(cat ${_f%/stat}/comm 2>/dev/null) || continue
+		case " $1 " in *" $_c "*) ;; *) continue ;; esac
+		_s=$((_s + $(awk '{ print $14 + $15 }' $_f 2>/dev/null || echo 0)))
+	done
+	echo $_s
+}
+# at_rate RATE "COMM ...": the source at RATE for $secs; sets $emitted,
+# $ticks (the named processes' CPU meanwhile) and $dticks (ringtapd's alone).
 at_rate() {
+	_t=$(tool_ticks "$2")
+	_d=$(tool_ticks ringtapd)
 	_a=$(emitted)
 	echo $1 > $RINGTAP_TEST/rate
 	sleep $secs
 	echo 0 > $RINGTAP_TEST/rate
 	emitted=$(( $(emitted) - _a ))
 	sleep 1
+	ticks=$(( $(tool_ticks "$2") - _t ))
+	dticks=$(( $(tool_ticks ringtapd) - _d ))
+}
+# through_ringtapd RATE "COMM ..." OUT CLIENT...: ringtapd with CLIENT (its
+# output into OUT) as its one subscriber while the source runs at RATE, then
+# stopped; sets what at_rate sets.
+through_ringtapd() {
+	_rate=$1 _comms=$2 _out=$3
+	shift 3
+	rm -f /tmp/d.err
+	ringtapd -s $sock -b 1024 2> /tmp/d.err &
+	_d=$!
+	wait_lines /tmp/d.err "listening on"
+	"$@" > $_out 2>&1 &
+	_c=$!
+	wait_lines /tmp/d.err subscribed
+	at_rate $_rate "$_comms"
+	kill -INT $_d
+	wait_or_dump $_d 120
+	wait_or_dump $_c 60
 }
 for rate in $rates; do
-	rm -f /tmp/d.err /tmp/r.cap
-	ringtapd -s $sock -b 1024 2> /tmp/d.err &
-	d=$!
-	wait_lines /tmp/d.err "listening on"
-	ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap 2> /tmp/r.err &
-	r=$!
-	wait_lines /tmp/d.err subscribed
-	at_rate $rate
-	kill -INT $d
-	wait_or_dump $d 120
-	wait_or_dump $r 60
+	rm -f /tmp/r.cap
+	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
+		ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap
 	got=$(rt-guest-capture-check /tmp/r.cap | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
-	echo "ZL ringtap $rate $emitted ${got:-0}"
+	echo "ZL ringtap $rate $emitted ${got:-0} $ticks $dticks"
 
 	echo 1024 > $T/buffer_size_kb
 	trace-cmd record -b 1024 -e ringtap_test:ringtap_test -o /tmp/t.dat > /tmp/t.out 2>&1 &
 	t=$!
-	_i=0
-	until [ "$(cat $T/events/ringtap_test/ringtap_test/enable)" = 1 ]; do
-		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "trace-cmd did not start"; sleep 0.1
-	done
+	wait_tracer "trace-cmd record"
 	sleep 1
-	at_rate $rate
+	at_rate $rate trace-cmd
 	kill -INT $t
 	wait_or_dump $t 120
 	got=$(trace-cmd report -i /tmp/t.dat 2>/dev/null | grep -c 'ringtap_test:')
-	echo "ZL trace-cmd $rate $emitted $got"
+	echo "ZL trace-cmd $rate $emitted $got $ticks 0"
 	rm -f /tmp/t.dat /tmp/r.cap
+
+	# ringtapd to one decoded subscriber that only counts its records.
+	through_ringtapd $rate "ringtapd rt-guest-wireby" /tmp/w.out \
+		rt-guest-wirebytes $sock decoded
+	got=$(awk '$1 == "WIRE" { print $4 }' /tmp/w.out)
+	echo "ZL ringtap-decoded $rate $emitted ${got:-0} $ticks $dticks"
+
+	# The peer's network path: trace-cmd record -N to trace-cmd listen over
+	# loopback, on TCP (-t): its default, UDP, sends a splice of many pages
+	# as one datagram and listen reads a page of each (in this guest one
+	# CPU's file stayed empty). listen names its peer with getnameinfo(),
+	# which needs a hosts file.
+	ip link set lo up
+	echo "127.0.0.1 localhost" > /etc/hosts
+	echo "hosts: files" > /etc/nsswitch.conf
+	rm -rf /tmp/listen && mkdir -p /tmp/listen
+	trace-cmd listen -p 12345 -d /tmp/listen > /tmp/l.out 2>&1 &
+	l=$!
+	sleep 1
+	echo 1024 > $T/buffer_size_kb
+	trace-cmd record -N 127.0.0.1:12345 -t -b 1024 -e ringtap_test:ringtap_test > /tmp/n.out 2>&1 &
+	t=$!
+	wait_tracer "trace-cmd record -N: $(cat /tmp/n.out /tmp/l.out)"
+	sleep 1
+	at_rate $rate trace-cmd
+	kill -INT $t
+	wait_or_dump $t 120
+	sleep 2
+	kill -INT $l
+	wait_or_dump $l 60 || true
+	got=0
+	for f in /tmp/listen/*.dat; do
+		[ -e "$f" ] || continue
+		got=$((got + $(trace-cmd report -i "$f" 2>/dev/null | grep -c 'ringtap_test:')))
+	done
+	echo "ZL trace-cmd-listen $rate $emitted $got $ticks 0"
+	rm -rf /tmp/listen
 done

@@ -91,8 +91,8 @@ static void drain(struct rt_subscriber *s, struct seen *out)
 		/* Partial consumption, as a socket that takes a few bytes at a time. */
 		if (len > 7)
 			len = 7;
+		/* A frame read in place is read from the queue: consumed after. */
 		CHECK(rt_wire_reader_feed(&r, data, len, &used) >= 0);
-		rt_subscriber_consume(s, used);
 		while (rt_wire_reader_next(&r, &f) == 1) {
 			out->frames++;
 			if (f->msg_case == RINGTAP__FRAME__MSG_SCHEMA && f->schema->event_id < 1024)
@@ -117,6 +117,7 @@ static void drain(struct rt_subscriber *s, struct seen *out)
 			}
 			ringtap__frame__free_unpacked(f, NULL);
 		}
+		rt_subscriber_consume(s, used);
 	}
 	CHECK_EQ(s->queued, 0);
 	rt_wire_reader_release(&r);

@@ -44,15 +44,29 @@ wait_or_dump() {
 	wait "$1"
 }
 
-# wait_lines FILE PATTERN [COUNT]: waits (10 s at most) until FILE has COUNT
-# (default 1) lines matching PATTERN, e.g. ringtapd's "listening on" or one
-# "subscribed" per client; fails with FILE's text otherwise.
+# wait_lines FILE PATTERN [COUNT [SECONDS]]: waits (10 s by default) until
+# FILE has COUNT (default 1) lines matching PATTERN, e.g. ringtapd's
+# "listening on" or one "subscribed" per client; fails with FILE's text
+# otherwise.
 wait_lines() {
 	_i=0
 	# grep -c prints nothing for a file not there yet: that counts as 0.
 	while _n=$(grep -c "$2" "$1" 2>/dev/null); [ "${_n:-0}" -lt "${3:-1}" ]; do
 		_i=$((_i + 1))
-		[ $_i -lt 100 ] || fail "waiting for ${3:-1} '$2' in $1: $(cat "$1")"
+		[ $_i -lt $((${4:-10} * 10)) ] || fail "waiting for ${3:-1} '$2' in $1: $(tail -n 20 "$1")"
+		sleep 0.1
+	done
+}
+
+# wait_tracer WHAT: waits (10 s at most) until a tracer such as trace-cmd
+# record has switched the test event on. trace-cmd says nothing when it is
+# ready (its stdout is a file here): it enables the event last, after
+# clearing the buffer.
+wait_tracer() {
+	_i=0
+	until [ "$(cat $T/events/ringtap_test/ringtap_test/enable)" = 1 ]; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || fail "$1 did not start"
 		sleep 0.1
 	done
 }

@@ -25,12 +25,7 @@ wait_lines /tmp/d.err "listening on"
 cpu0_0=$(emitted_on cpu0) cpu1_0=$(emitted_on cpu1)
 rt-guest-load $sock 64 > /tmp/load.out 2> /tmp/load.err &
 load=$!
-_i=0
-until [ "$(grep -c subscribed /tmp/d.err)" -ge 64 ]; do
-	_i=$((_i + 1))
-	[ $_i -lt 600 ] || fail "64 subscribers did not subscribe: $(tail -n 5 /tmp/d.err; cat /tmp/load.err)"
-	sleep 0.1
-done
+wait_lines /tmp/d.err subscribed 64 60
 pass "64 subscribers"
 rss_idle=$(sed -n 's/^VmRSS:[\t ]*//p' /proc/$daemon/status)
 echo $rate > $RINGTAP_TEST/rate

@@ -18,14 +18,7 @@ wait_lines /tmp/d.err subscribed 2
 # Version 6 as ours: the sizes compare like for like (7 compresses by default).
 trace-cmd record --file-version 6 -e ringtap_test:ringtap_test -o /tmp/trace-cmd.dat > /tmp/t.out 2> /tmp/t.err &
 tc=$!
-# trace-cmd says nothing when it is ready (its stdout is a file here): it
-# enables the event last, after clearing the buffer.
-_i=0
-until [ "$(cat $T/events/ringtap_test/ringtap_test/enable)" = 1 ]; do
-	_i=$((_i + 1))
-	[ $_i -lt 100 ] || fail "trace-cmd record did not start: $(cat /tmp/t.err)"
-	sleep 0.1
-done
+wait_tracer "trace-cmd record: $(cat /tmp/t.err)"
 sleep 1
 echo 2000 > $RINGTAP_TEST/burst
 sleep 1
