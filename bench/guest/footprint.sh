@@ -49,8 +49,8 @@ trace-cmd record -e ringtap_test:ringtap_test -o /tmp/t.dat > /tmp/t.out 2>&1 &
 t=$!
 wait_tracer "trace-cmd record"
 sleep 1
-echo "FP trace-cmd idle $(tc_kb)"
-echo "FP trace-cmd streaming-1 $(most_while tc_kb)"
+echo "FP trace-cmd recording-idle $(tc_kb)"
+echo "FP trace-cmd recording $(most_while tc_kb)"
 kill -INT $t
 wait_or_dump $t 120
 rm -f /tmp/t.dat

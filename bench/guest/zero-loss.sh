@@ -43,15 +43,15 @@ through_ringtapd() {
 	shift 3
 	rm -f /tmp/d.err
 	ringtapd -s $sock -b 1024 2> /tmp/d.err &
-	_d=$!
+	_daemon=$!
 	wait_lines /tmp/d.err "listening on"
 	"$@" > $_out 2>&1 &
-	_c=$!
+	_client=$!
 	wait_lines /tmp/d.err subscribed
 	at_rate $_rate "$_comms"
-	kill -INT $_d
-	wait_or_dump $_d 120
-	wait_or_dump $_c 60
+	kill -INT $_daemon
+	wait_or_dump $_daemon 120
+	wait_or_dump $_client 60
 }
 for rate in $rates; do
 	rm -f /tmp/r.cap
