@@ -9,7 +9,7 @@
 # after its stop; DAEMON_TICKS: ringtapd's alone (0 for trace-cmd).
 sock=/run/ringtap/ringtapd.sock
 secs=${ZL_SECONDS:-10}
-rates=${ZL_RATES:-"8000 32000 128000 512000"}
+rates=${ZL_RATES:-"8000 16000 32000 64000 128000 256000 512000"}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 # tool_ticks "COMM ...": the ticks of every process with one of these names.
 tool_ticks() {
@@ -52,6 +52,8 @@ through_ringtapd() {
 	kill -INT $_daemon
 	wait_or_dump $_daemon 120
 	wait_or_dump $_client 60
+	# Where a loss came from (kernel overrun or a full queue): the stop's report.
+	tail -n 3 /tmp/d.err | sed "s/^/note: $1 $_rate ringtapd: /"
 }
 for rate in $rates; do
 	rm -f /tmp/r.cap
