@@ -177,7 +177,8 @@ static void usage(FILE *f)
 	      "kernel wrote them, loss reports) into FILE: a trace-cmd trace.dat (version 6,\n"
 	      "for trace-cmd report and KernelShark) when FILE ends in .dat, otherwise\n"
 	      "delimited protobuf frames as the daemon sent them.\n"
-	      "Shows progress on standard error; stops on Ctrl-C, SIGTERM or --duration.\n\n"
+	      "Shows progress on standard error; stops on Ctrl-C, SIGTERM, SIGHUP or\n"
+	      "--duration.\n\n"
 	      "  -o, --output=FILE      the capture file (required)\n"
 	      "      --format=FORMAT    trace.dat or protobuf, whatever FILE is called\n"
 	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
@@ -548,6 +549,8 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* A closed terminal too: what the capture's buffer holds is written out. */
+	signal(SIGHUP, on_signal);
 	/* A file size limit then stops the recording like a full disk, with the file kept. */
 	signal(SIGXFSZ, SIG_IGN);
 	opts.events = events;
@@ -628,8 +631,9 @@ tick:
 		/* A write error sticks in the writer: finish says it, with what the file holds. */
 		ret |= finish_tracedat(&r);
 	} else if (r.write_error) {
-		fprintf(stderr, "ringtap record: writing %s: %s; the file holds the %" PRIu64
-			" whole frames written before\n", r.path, strerror(r.write_error), r.frames);
+		fprintf(stderr, "ringtap record: writing %s: %s; the file holds at least the %"
+			PRIu64 " whole frames written before\n", r.path, strerror(r.write_error),
+			r.frames);
 		ret = 1;
 	}
 out:

@@ -911,8 +911,12 @@ int main(int argc, char **argv)
 	 * written: with glibc's default 128 KiB trim threshold the heap shrank
 	 * and faulted back in on every pass (a fifth of the daemon's CPU on a
 	 * raw stream, measured with perf in the guest). Up to 4 MiB stays.
+	 * Setting it also freezes the mmap threshold at 128 KiB: frames of
+	 * larger sub-buffers would each be mapped and unmapped, so it is set
+	 * above any frame.
 	 */
 	mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	trace_seq_init(&d.line);
 	ret = parse_args(&d, argc, argv);
