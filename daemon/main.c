@@ -32,6 +32,7 @@
 #include "nats.h"
 #include "server.h"
 #include "text.h"
+#include "read_file.h"
 #include "tracefs.h"
 #include "util.h"
 

@@ -29,6 +29,7 @@
 #include "server.h"
 #include "subscriber.h"
 #include "tls.h"
+#include "read_file.h"
 #include "tracefs.h"
 #include "util.h"
 #include "wire.h"

@@ -11,6 +11,7 @@
 #include <tracefs/tracefs.h>
 
 #include "layout.h"
+#include "read_file.h"
 #include "tracefs.h"
 #include "util.h"
 

@@ -23,8 +23,3 @@ static inline void closep(int *fd)
 /* Frees a NULL-terminated array of strings and the strings (NULL: nothing). */
 void rt_strv_free(char **strv);
 
-/*
- * A whole file of unknown size (proc and tracefs files report 0), read into
- * a NUL-terminated buffer; -EFBIG past max bytes (0: no limit but memory).
- */
-int rt_read_file(const char *path, size_t max, char **out, size_t *out_len);

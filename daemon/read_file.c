@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "read_file.h"
 #include "util.h"
 
 int rt_read_file(const char *path, size_t max, char **out, size_t *out_len)
@@ -45,11 +47,4 @@ int rt_read_file(const char *path, size_t max, char **out, size_t *out_len)
 	*out_len = len;
 	text = NULL;
 	return 0;
-}
-
-void rt_strv_free(char **strv)
-{
-	for (char **p = strv; p && *p; p++)
-		free(*p);
-	free(strv);
 }
