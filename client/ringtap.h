@@ -81,6 +81,12 @@ struct ringtap_client_opts {
 	const char *tls_cert;
 	const char *tls_key;
 	const char *tls_server_name;
+	/*
+	 * Called with every frame received, unpacked, right after tap (with
+	 * tap_ctx): Schemas and HostTexts, which ringtap_next() does not hand
+	 * out, reach a recorder this way. Valid during the call only.
+	 */
+	void (*frame_tap)(void *ctx, const Ringtap__Frame *frame);
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */

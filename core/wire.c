@@ -262,3 +262,12 @@ const char *rt_wire_strerror(int err)
 		return strerror(err < 0 ? -err : err);
 	}
 }
+
+const char *rt_wire_frame_name(const Ringtap__Frame *frame)
+{
+	const ProtobufCFieldDescriptor *d =
+		protobuf_c_message_descriptor_get_field(&ringtap__frame__descriptor,
+							(unsigned int)frame->msg_case);
+
+	return d ? d->name : "unknown";
+}

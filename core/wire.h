@@ -86,3 +86,6 @@ const uint8_t *rt_wire_reader_last(const struct rt_wire_reader *r, size_t *len);
 
 /* Short text for the errors above; strerror() for any other. */
 const char *rt_wire_strerror(int err);
+
+/* The name of the message a Frame holds ("batch", "schema"), for error texts. */
+const char *rt_wire_frame_name(const Ringtap__Frame *frame);
