@@ -19,8 +19,9 @@
 
 #include "collect.h"
 #include "collect-nats.h"
-#include "record.h"
 #include "cli-tls.h"
+#include "reconnect.h"
+#include "record.h"
 #include "ringtap.h"
 #include "util.h"
 
@@ -316,35 +317,28 @@ static int signal_fd(void)
  */
 static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, int sfd)
 {
-	uint64_t since = now_ns();
-	int pause_ms = 100;
+	const struct cli_reconnect how = { .wake_fd = sfd };
+	struct ringtap_connect_error err;
+	double since = cli_now_s();
+	int ret;
 
 	ringtap_close(s->c);
 	s->c = NULL;
 	s->disconnected = false;
 	printf("# gap: connection to ringtapd lost; reconnecting\n");
 	fflush(stdout);
-	for (;;) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct ringtap_connect_error err;
-
-		if (poll(&pfd, 1, pause_ms) > 0)
-			return false;
-		if (ringtap_connect(&s->c, opts, &err) == 0)
-			break;
-		if (err.refusal) {
-			/* A daemon that answers but says no will not change its mind. */
-			fprintf(stderr, "ringtap: %s\n", err.text);
-			s->exit_code = 1;
-			return false;
-		}
-		if (pause_ms < 2000)
-			pause_ms *= 2;
+	ret = cli_reconnect(&s->c, opts, &how, &err);
+	if (ret == -ECANCELED)
+		return false;
+	if (ret) {
+		fprintf(stderr, "ringtap: %s\n", err.text);
+		s->exit_code = 1;
+		return false;
 	}
 	s->gaps++;
 	printf("# gap: reconnected after %.1f s; events in between were not recorded\n",
-	       (double)(now_ns() - since) / 1e9);
-	fprintf(stderr, "ringtap: reconnected after %.1f s\n", (double)(now_ns() - since) / 1e9);
+	       cli_now_s() - since);
+	fprintf(stderr, "ringtap: reconnected after %.1f s\n", cli_now_s() - since);
 	return true;
 }
 

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "recording.h"
+#include "tracedat.h"
+
+/* The protobuf capture's stdio buffer: written out when full, on a pause, once a second. */
+#define RECORD_BUFFER	(256u << 10)
+
+int recording_open(struct recording *r, const char *path, bool tracedat)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->path = path;
+	r->tracedat = tracedat;
+	if (tracedat)
+		r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	else if ((r->out = fopen(path, "wbe")))
+		setvbuf(r->out, NULL, _IOFBF, RECORD_BUFFER);
+	if (tracedat ? r->fd < 0 : !r->out) {
+		int err = errno;
+
+		fprintf(stderr, "ringtap record: %s: %s\n", path, strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+/*
+ * trace.dat: the format text of each Schema and the HostTexts, which reach a
+ * client only through the frame tap (pages come from ringtap_next()).
+ */
+void recording_tap_frame(void *ctx, const Ringtap__Frame *f)
+{
+	struct recording *r = ctx;
+
+	if (!r->td)
+		return;
+	if (f->msg_case == RINGTAP__FRAME__MSG_SCHEMA) {
+		const Ringtap__Schema *s = f->schema;
+
+		if (!s->format || !*s->format ||
+		    tracedat_add_format(r->td, s->system, s->format, strlen(s->format)))
+			r->bad_formats++;
+	} else if (f->msg_case == RINGTAP__FRAME__MSG_HOST_TEXTS) {
+		const Ringtap__HostTexts *h = f->host_texts;
+
+		r->host_texts++;
+		/* What is missing stays empty: addresses and "<...>" in the report. */
+		if (h->has_kallsyms)
+			tracedat_set_kallsyms(r->td, (const char *)h->kallsyms.data, h->kallsyms.len);
+		if (h->has_printk_formats)
+			tracedat_set_printk_formats(r->td, (const char *)h->printk_formats.data,
+						    h->printk_formats.len);
+		if (h->has_saved_cmdlines)
+			tracedat_set_cmdlines(r->td, (const char *)h->saved_cmdlines.data,
+					      h->saved_cmdlines.len);
+	}
+}
+
+void recording_tap_bytes(void *ctx, const uint8_t *frame, size_t len)
+{
+	struct recording *r = ctx;
+
+	if (r->tracedat || r->write_error)
+		return;
+	if (fwrite(frame, 1, len, r->out) != len) {
+		r->write_error = errno ? errno : EIO;
+		return;
+	}
+	r->unflushed_frames++;
+	r->unflushed_bytes += len;
+}
+
+/*
+ * Frames reach the file a buffer at a time, not a write per page: when the
+ * stream pauses (a wait for the next frame timed out) and once a second, so
+ * at most a second of the stream is held here. Counts what is on disk.
+ */
+void recording_flush(struct recording *r)
+{
+	if (r->tracedat || r->write_error || !r->unflushed_frames)
+		return;
+	if (fflush(r->out)) {
+		r->write_error = errno ? errno : EIO;
+		return;
+	}
+	r->frames += r->unflushed_frames;
+	r->bytes += r->unflushed_bytes;
+	r->unflushed_frames = r->unflushed_bytes = 0;
+}
+
+static uint64_t cpu_lost(const struct cpu_losses *l)
+{
+	return l->kernel + l->queue + l->malformed;
+}
+
+/* "N pages, B bytes, L lost (cpuC L, ...)": the first few CPUs that lost any. */
+void recording_progress(const struct recording *r, bool last)
+{
+	bool tty = isatty(STDERR_FILENO);
+	char per_cpu[128] = "";
+	size_t n = 0;
+	unsigned int shown = 0;
+
+	for (unsigned int i = 0; i < r->cpus && n < sizeof(per_cpu); i++) {
+		uint64_t lost = cpu_lost(&r->cpu[i]);
+
+		if (!lost)
+			continue;
+		if (shown++ == 4) {
+			n += (size_t)snprintf(per_cpu + n, sizeof(per_cpu) - n, ", ...");
+			break;
+		}
+		n += (size_t)snprintf(per_cpu + n, sizeof(per_cpu) - n, "%scpu%u %" PRIu64,
+				      shown > 1 ? ", " : " (", i, lost);
+	}
+	if (shown && n < sizeof(per_cpu))
+		snprintf(per_cpu + n, sizeof(per_cpu) - n, ")");
+	fprintf(stderr, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
+		" bytes, %" PRIu64 " lost%s%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
+		r->lost, per_cpu, tty && !last ? "" : "\n");
+}
+
+/*
+ * The clock file aligns this host's trace with others after the fact: per
+ * connection a line naming the boot and trace clock, then a line per
+ * Heartbeat with the trace clock and realtime read at one instant.
+ */
+void recording_clock_boot(struct recording *r, const Ringtap__Welcome *w)
+{
+	if (r->clock)
+		fprintf(r->clock, "boot %s host %s clock %s\n", w->boot_id, w->hostname,
+			w->trace_clock);
+}
+
+static void clock_pair(struct recording *r, const Ringtap__Heartbeat *h)
+{
+	if (!r->clock)
+		return;
+	fprintf(r->clock, "pair %" PRIu64 " %" PRIu64 "\n", h->trace_clock_ns, h->realtime_ns);
+	fflush(r->clock);
+}
+
+static void count_loss(struct recording *r, unsigned int cpu, const Ringtap__Lost *l)
+{
+	struct cpu_losses *c = &r->cpu[cpu];
+
+	r->lost += l->count;
+	if (l->source == RINGTAP__LOSS_SOURCE__QUEUE)
+		c->queue += l->count;
+	else if (l->source == RINGTAP__LOSS_SOURCE__MALFORMED)
+		c->malformed += l->count;
+	else
+		c->kernel += l->count;
+	if (l->has_count_exact && !l->count_exact)
+		c->uncounted++;
+}
+
+/* The Welcome describes the file: byte order, long and sub-buffer size, CPUs, clock. */
+static int start_tracedat(struct recording *r, const Ringtap__Welcome *w)
+{
+	const Ringtap__Layout *l = w->layout;
+	struct tracedat_params p = {
+		.big_endian = l->big_endian,
+		.long_size = l->long_size,
+		.page_size = l->sub_buffer_size,
+		.cpus = w->cpus,
+	};
+	char *dir = strdup(r->path), *slash;
+	int ret;
+
+	if (!dir) {
+		fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* Spools next to the output: the same disk, the room it will need. */
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir] = '\0';
+	p.spool_dir = dir;
+	r->page_size = p.page_size;
+	ret = tracedat_open(&r->td, r->fd, &p);
+	if (ret) {
+		fprintf(stderr, "ringtap record: %s: a trace.dat for %u CPUs, %u-byte longs and "
+			"%u-byte sub-buffers in %s: %s\n", r->path, p.cpus, p.long_size,
+			p.page_size, dir, strerror(-ret));
+		goto out;
+	}
+	ret = tracedat_set_headers(r->td, l->header_page, strlen(l->header_page),
+				   l->header_event, strlen(l->header_event));
+	if (ret) {
+		fprintf(stderr, "ringtap record: the daemon's header texts: %s\n", strerror(-ret));
+		goto out;
+	}
+	/* Without it trace-cmd takes a ns clock; a name it cannot hold changes nothing else. */
+	tracedat_set_clock(r->td, w->trace_clock);
+out:
+	free(dir);
+	return ret;
+}
+
+/* The losses as each CPU's stats, then the pages into place. Returns the exit status. */
+static int finish_tracedat(struct recording *r)
+{
+	struct tracedat_result res;
+	int ret;
+
+	for (unsigned int i = 0; i < r->cpus; i++) {
+		const struct cpu_losses *l = &r->cpu[i];
+		char stats[256];
+
+		/* "overrun" as the kernel counts it: overwritten before it was read. */
+		snprintf(stats, sizeof(stats),
+			 "overrun: %" PRIu64 "\n"
+			 "ringtap queue lost: %" PRIu64 "\n"
+			 "ringtap malformed lost: %" PRIu64 "\n"
+			 "ringtap losses not counted: %" PRIu64 "\n"
+			 "ringtap reconnections: %" PRIu64 "\n",
+			 l->kernel, l->queue, l->malformed, l->uncounted, r->gaps);
+		tracedat_set_cpu_stats(r->td, i, stats);
+	}
+	if (r->bad_formats)
+		fprintf(stderr, "ringtap record: %u event formats missing from %s: trace-cmd will "
+			"not name those events\n", r->bad_formats, r->path);
+	ret = tracedat_finish(r->td, &res);
+	if (!ret)
+		return 0;
+	if (!res.readable)
+		fprintf(stderr, "ringtap record: writing %s: %s; it is no usable trace.dat\n",
+			r->path, strerror(-ret));
+	else
+		fprintf(stderr, "ringtap record: writing %s: %s; trace-cmd reads the %" PRIu64
+			" pages it holds, %" PRIu64 " more did not fit\n", r->path, strerror(-ret),
+			res.pages, res.pages_dropped);
+	return 1;
+}
+
+/* One page into the trace.dat; false (and why, on stderr) when the recording must stop. */
+static bool add_page(struct recording *r, const struct ringtap_event *ev)
+{
+	int ret = tracedat_add_page(r->td, ev->cpu, ev->page->data, ev->page->len);
+
+	if (ret == -EINVAL) {
+		fprintf(stderr, "\nringtap record: a page of %zu bytes for cpu %u, where the "
+			"Welcome's layout says %u\n", ev->page->len, ev->cpu, r->page_size);
+		return false;
+	}
+	if (ret) {
+		r->write_error = -ret;
+		return false;
+	}
+	r->bytes += ev->page->len;
+	return true;
+}
+
+
+int recording_start(struct recording *r, const Ringtap__Welcome *w)
+{
+	recording_clock_boot(r, w);
+	r->cpus = w->cpus;
+	r->cpu = calloc(r->cpus ? r->cpus : 1, sizeof(*r->cpu));
+	if (!r->cpu) {
+		fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return r->tracedat ? start_tracedat(r, w) : 0;
+}
+
+void recording_gap(struct recording *r)
+{
+	r->gaps++;
+	for (unsigned int cpu = 0; cpu < r->cpus; cpu++)
+		r->cpu[cpu].uncounted++;
+}
+
+bool recording_event(struct recording *r, const struct ringtap_event *ev)
+{
+	switch (ev->kind) {
+	case RINGTAP_PAGE:
+		if (r->tracedat && !add_page(r, ev))
+			return false;
+		r->pages++;
+		r->events += ev->page_records;
+		break;
+	case RINGTAP_HEARTBEAT:
+		clock_pair(r, ev->heartbeat);
+		break;
+	case RINGTAP_LOST:
+		count_loss(r, ev->cpu, ev->lost);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+int recording_finish(struct recording *r)
+{
+	if (r->tracedat)
+		/* A write error sticks in the writer: finish says it, with what the file holds. */
+		return r->td ? finish_tracedat(r) : 1;
+	if (!r->write_error)
+		return 0;
+	fprintf(stderr, "ringtap record: writing %s: %s; the file holds at least the %" PRIu64
+		" whole frames written before\n", r->path, strerror(r->write_error), r->frames);
+	return 1;
+}
+
+int recording_close(struct recording *r)
+{
+	int ret = 0;
+
+	if (r->clock)
+		fclose(r->clock);
+	tracedat_free(r->td);
+	free(r->cpu);
+	if (r->tracedat ? r->fd >= 0 && close(r->fd) : r->out && fclose(r->out)) {
+		fprintf(stderr, "ringtap record: closing %s: %s\n", r->path, strerror(errno));
+		ret = 1;
+	}
+	r->td = NULL;
+	r->cpu = NULL;
+	r->clock = NULL;
+	r->out = NULL;
+	r->fd = -1;
+	return ret;
+}

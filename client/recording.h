@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * recording: what `ringtap record` does with the daemon's RAW stream, in one
+ * of two forms.
+ *
+ * trace.dat: trace-cmd's file, version 6 (tracedat.c), for trace-cmd report
+ * and KernelShark: the Welcome's header texts and clock, each Schema's
+ * format text and the HostTexts (from the library's frame tap), the pages
+ * by CPU, and the daemon's loss reports as each CPU's stats.
+ *
+ * protobuf: every frame as it came, delimited (the library's byte tap): the
+ * Welcome with the header texts, a Schema with the format text of each
+ * event, Pages of sub-buffers as the kernel wrote them, and Lost reports.
+ * Any protobuf library reads the file back.
+ *
+ * Everything here comes from the daemon, over a network for a fleet: it is
+ * untrusted, and fuzzed (fuzz-record). A full disk stops the recording
+ * with a clear error; the file keeps what was whole before.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ringtap.h"
+
+struct tracedat;
+
+/* What the daemon reported lost on one CPU, by where it was lost. */
+struct cpu_losses {
+	uint64_t kernel, queue, malformed;
+	uint64_t uncounted;	/* reports whose count nobody kept */
+};
+
+struct recording {
+	const char *path;
+	bool tracedat;
+	FILE *out;			/* protobuf */
+	int fd;				/* trace.dat */
+	struct tracedat *td;
+	unsigned int page_size;		/* the Welcome's sub-buffer size */
+	int write_error;		/* an errno value */
+	unsigned int bad_formats;	/* Schemas the trace.dat could not take */
+	uint64_t frames, bytes, pages, lost;	/* frames, bytes: on disk (protobuf) */
+	uint64_t unflushed_frames, unflushed_bytes;
+	uint64_t events;		/* in the pages, as the daemon counted them */
+	FILE *clock;			/* --clock-file: the host's clock pairs */
+	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
+	unsigned int host_texts;	/* HostTexts frames taken */
+	struct cpu_losses *cpu;		/* Welcome.cpus of them */
+	unsigned int cpus;
+};
+
+/* Creates the file; -errno, with the reason on stderr. */
+int recording_open(struct recording *r, const char *path, bool tracedat);
+
+/* The taps (ringtap_client_opts.tap and .frame_tap, ctx the recording). */
+void recording_tap_bytes(void *ctx, const uint8_t *frame, size_t len);
+void recording_tap_frame(void *ctx, const Ringtap__Frame *frame);
+
+/* After the (first) Welcome: the CPUs' counters, the trace.dat's header. -errno, said on stderr. */
+int recording_start(struct recording *r, const Ringtap__Welcome *welcome);
+/* Each new connection's Welcome in the clock file. */
+void recording_clock_boot(struct recording *r, const Ringtap__Welcome *welcome);
+/* A reconnection: what happened meanwhile is not in the file. */
+void recording_gap(struct recording *r);
+
+/* One event of ringtap_next(); false (and why, on stderr) when the recording must stop. */
+bool recording_event(struct recording *r, const struct ringtap_event *ev);
+
+/* The buffered frames to disk: on a pause in the stream and once a second. */
+void recording_flush(struct recording *r);
+/* "N events, P pages, B bytes, L lost (cpuC L, ...)" on stderr. */
+void recording_progress(const struct recording *r, bool last);
+
+/* Ends the file (trace.dat: stats, then the pages into place). The exit status: 0 or 1. */
+int recording_finish(struct recording *r);
+/* Closes the file; 1 when that failed (said on stderr), else 0. */
+int recording_close(struct recording *r);
