@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	struct rt_session *s = NULL;
 	struct rt_layout *l = NULL;
 	struct rt_decoder *d = NULL;
-	const char *why = "";
+	struct rt_why why = { "" };
 	int rounds = argc > 2 ? atoi(argv[2]) : 2000;
 	char path[4096];
 	uint8_t *pages[2];
@@ -112,8 +112,8 @@ int main(int argc, char **argv)
 	}
 	opts.tracing_dir = argv[1];
 	if (rt_session_open(&s, &opts, &why) || rt_session_layout(s, &l, &why) ||
-	    rt_session_enable(s, l, events, 0, &why) < 0 || rt_decoder_new(&d, l)) {
-		fprintf(stderr, "decode-bench: %s failed\n", why);
+	    rt_session_enable_globs(s, l, events, &why) < 0 || rt_decoder_new(&d, l)) {
+		fprintf(stderr, "decode-bench: %s failed\n", why.text);
 		return 1;
 	}
 	for (int cpu = 0; cpu < 2; cpu++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "acl.h"
+#include "select.h"
 #include "util.h"
 
 struct acl_entry {
@@ -40,7 +41,7 @@ static bool is_space(char ch)
 }
 
 /* One line, without its newline and comment, into e. */
-static int parse_line(const char *p, const char *end, struct acl_entry *e, const char **why)
+static int parse_line(const char *p, const char *end, struct acl_entry *e, struct rt_why *why)
 {
 	const char *start;
 	size_t n = 0;
@@ -51,10 +52,8 @@ static int parse_line(const char *p, const char *end, struct acl_entry *e, const
 		start = ++p;
 		while (p < end && *p != '"')
 			p++;
-		if (p == end) {
-			*why = "unterminated quoted name";
-			return -EINVAL;
-		}
+		if (p == end)
+			return rt_why_set(why, -EINVAL, "unterminated quoted name");
 		e->common_name = strndup(start, (size_t)(p - start));
 		p++;
 	} else {
@@ -65,10 +64,8 @@ static int parse_line(const char *p, const char *end, struct acl_entry *e, const
 	}
 	if (!e->common_name)
 		return -ENOMEM;
-	if (!*e->common_name) {
-		*why = "empty name";
-		return -EINVAL;
-	}
+	if (!*e->common_name)
+		return rt_why_set(why, -EINVAL, "empty name");
 	for (;;) {
 		char **grown;
 
@@ -87,25 +84,19 @@ static int parse_line(const char *p, const char *end, struct acl_entry *e, const
 		e->globs[n + 1] = NULL;
 		if (!e->globs[n])
 			return -ENOMEM;
-		if (strpbrk(e->globs[n], "?[]\\")) {
-			*why = "an allowed glob may use '*' only";
-			return -EINVAL;
-		}
-		if (strchr(e->globs[n], ':') != strrchr(e->globs[n], ':')) {
-			*why = "more than one ':' in a glob";
-			return -EINVAL;
-		}
+		if (strpbrk(e->globs[n], "?[]\\"))
+			return rt_why_set(why, -EINVAL, "an allowed glob may use '*' only");
+		if (strchr(e->globs[n], ':') != strrchr(e->globs[n], ':'))
+			return rt_why_set(why, -EINVAL, "more than one ':' in a glob");
 		n++;
 	}
-	if (!n) {
-		*why = "a name without event globs";
-		return -EINVAL;
-	}
+	if (!n)
+		return rt_why_set(why, -EINVAL, "a name without event globs");
 	return 0;
 }
 
 int rt_acl_parse(struct rt_acl **out, const char *text, size_t len, unsigned int *line,
-		 const char **why)
+		 struct rt_why *why)
 {
 	struct rt_acl *acl = calloc(1, sizeof(*acl));
 	const char *p = text, *end = text + len;
@@ -125,7 +116,7 @@ int rt_acl_parse(struct rt_acl **out, const char *text, size_t len, unsigned int
 		if (hash)
 			stop = hash;
 		if (memchr(p, '\0', (size_t)(stop - p))) {
-			*why = "a NUL byte";
+			rt_why_set(why, 0, "a NUL byte");
 			ret = -EINVAL;
 			goto fail;
 		}
@@ -134,7 +125,7 @@ int rt_acl_parse(struct rt_acl **out, const char *text, size_t len, unsigned int
 		if (q < stop) {
 			ret = parse_line(q, stop, &e, why);
 			if (!ret && rt_acl_lookup(acl, e.common_name)) {
-				*why = "a name listed twice";
+				rt_why_set(why, 0, "a name listed twice");
 				ret = -EINVAL;
 			}
 			grown = ret ? NULL : realloc(acl->entries, (acl->n + 1) * sizeof(*grown));
@@ -205,7 +196,10 @@ bool rt_acl_allows_glob(const char *const *allowed, const char *requested)
 	return ok;
 }
 
-bool rt_acl_allows_event(const char *const *allowed, const char *event)
+bool rt_acl_allows_event(const char *const *allowed, const char *system, const char *name)
 {
-	return rt_acl_allows_glob(allowed, event);
+	for (const char *const *a = allowed; a && *a; a++)
+		if (rt_glob_match(*a, system, name))
+			return true;
+	return false;
 }

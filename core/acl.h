@@ -15,11 +15,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "why.h"
+
 struct rt_acl;
 
 /* Parses the file's text; -EINVAL with the 1-based line and the reason. */
 int rt_acl_parse(struct rt_acl **out, const char *text, size_t len, unsigned int *line,
-		 const char **why);
+		 struct rt_why *why);
 void rt_acl_free(struct rt_acl *acl);
 
 /* The globs a common name is allowed, NULL-terminated; NULL when it is not listed. */
@@ -31,5 +33,5 @@ const char *const *rt_acl_lookup(const struct rt_acl *acl, const char *common_na
  * allowed globs cover. Conservative: false when unsure.
  */
 bool rt_acl_allows_glob(const char *const *allowed, const char *requested);
-/* Whether one event, "system:event", is covered. */
-bool rt_acl_allows_event(const char *const *allowed, const char *event);
+/* Whether one event is covered (select.h's rt_glob_match with each allowed glob). */
+bool rt_acl_allows_event(const char *const *allowed, const char *system, const char *name);

@@ -86,23 +86,21 @@ bool rt_config_key_reloadable(enum rt_config_key key)
 }
 
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,
-		  const char **why)
+		  struct rt_why *why)
 {
 	const struct key_desc *d;
 	unsigned long v;
 	char *end;
 
 	if (key >= RT_CONF_N_KEYS) {
-		*why = "unknown key";
-		return -EINVAL;
+		return rt_why_set(why, -EINVAL, "unknown key");
 	}
 	d = &keys[key];
 	if (d->is_string) {
 		char *copy;
 
 		if (!*value) {
-			*why = "empty value";
-			return -EINVAL;
+			return rt_why_set(why, -EINVAL, "empty value");
 		}
 		copy = strdup(value);
 		if (!copy)
@@ -114,17 +112,14 @@ int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *val
 	}
 	errno = 0;
 	if (*value < '0' || *value > '9') {
-		*why = "not a number";
-		return -EINVAL;
+		return rt_why_set(why, -EINVAL, "not a number");
 	}
 	v = strtoul(value, &end, 10);
 	if (*end || errno) {
-		*why = "not a number";
-		return -EINVAL;
+		return rt_why_set(why, -EINVAL, "not a number");
 	}
 	if (v < d->min || v > d->max) {
-		*why = "out of range";
-		return -EINVAL;
+		return rt_why_set(why, -EINVAL, "out of range");
 	}
 	cfg->num[key] = v;
 	cfg->given |= 1u << key;
@@ -137,7 +132,7 @@ static bool is_blank(char c)
 }
 
 int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigned int *line,
-		    const char **why)
+		    struct rt_why *why)
 {
 	const char *p = text, *end = text + len;
 	char value[PATH_MAX];
@@ -164,8 +159,7 @@ int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigne
 		while (v < eol && is_blank(*v))
 			v++;
 		if (v == eol || *v != '=') {
-			*why = "expected \"key = value\"";
-			return -EINVAL;
+			return rt_why_set(why, -EINVAL, "expected \"key = value\"");
 		}
 		v++;
 		while (v < eol && is_blank(*v))
@@ -175,12 +169,10 @@ int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigne
 			vend--;
 		key = rt_config_key_by_name(k, (size_t)(kend - k));
 		if (key < 0 || memchr(k, '-', (size_t)(kend - k))) {
-			*why = "unknown key";
-			return -EINVAL;
+			return rt_why_set(why, -EINVAL, "unknown key");
 		}
 		if ((size_t)(vend - v) >= sizeof(value) || memchr(v, '\0', (size_t)(vend - v))) {
-			*why = "value too long or not text";
-			return -EINVAL;
+			return rt_why_set(why, -EINVAL, "value too long or not text");
 		}
 		memcpy(value, v, (size_t)(vend - v));
 		value[vend - v] = '\0';

@@ -8,6 +8,8 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "why.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -56,14 +58,14 @@ bool rt_config_key_reloadable(enum rt_config_key key);
 
 /* Sets one key from its text; -EINVAL with *why for a value out of range. */
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,
-		  const char **why);
+		  struct rt_why *why);
 
 /*
  * Parses a whole file's text into cfg. On error returns -EINVAL with the
  * 1-based line number and the reason.
  */
 int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigned int *line,
-		    const char **why);
+		    struct rt_why *why);
 
 /* Copies every key given in src into dst (the command line over the file). */
 int rt_config_merge(struct rt_config *dst, const struct rt_config *src);

@@ -18,14 +18,12 @@ struct parser {
 	const struct tep_event *event;
 	unsigned int comparisons;
 	unsigned int depth;
-	char *err;
-	size_t errlen;
+	struct rt_why *why;
 };
 
 static int error(struct parser *ps, const char *what)
 {
-	snprintf(ps->err, ps->errlen, "%s at '%.20s'", what, *ps->p ? ps->p : "(end)");
-	return -EINVAL;
+	return rt_why_set(ps->why, -EINVAL, "%s at '%.20s'", what, *ps->p ? ps->p : "(end)");
 }
 
 static void skip_space(struct parser *ps)
@@ -96,11 +94,9 @@ static int parse_comparison(struct parser *ps)
 	if (ps->p == name || isdigit((unsigned char)*name))
 		return error(ps, "expected a field name");
 	field = find_field(ps->event, name, (size_t)(ps->p - name));
-	if (!field) {
-		snprintf(ps->err, ps->errlen, "%s:%s has no field '%.*s'", ps->event->system,
-			 ps->event->name, (int)(ps->p - name), name);
-		return -EINVAL;
-	}
+	if (!field)
+		return rt_why_set(ps->why, -EINVAL, "%s:%s has no field '%.*s'", ps->event->system,
+				  ps->event->name, (int)(ps->p - name), name);
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !op; i++)
 		if (take(ps, ops[i]))
 			op = ops[i];
@@ -158,13 +154,11 @@ static int parse_or(struct parser *ps)
 	return ret;
 }
 
-int rt_filter_check(const char *expr, const struct tep_event *ev, char *err, size_t errlen)
+int rt_filter_check(const char *expr, const struct tep_event *ev, struct rt_why *why)
 {
-	struct parser ps = { .p = expr, .event = ev, .err = err, .errlen = errlen };
+	struct parser ps = { .p = expr, .event = ev, .why = why };
 	int ret;
 
-	if (errlen)
-		err[0] = '\0';
 	if (strlen(expr) > MAX_LENGTH)
 		return error(&ps, "longer than 512 characters");
 	/*

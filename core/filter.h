@@ -28,7 +28,9 @@
  */
 #include <stddef.h>
 
+#include "why.h"
+
 struct tep_event;
 
-/* 0, or -EINVAL with a reason in err. */
-int rt_filter_check(const char *expr, const struct tep_event *event, char *err, size_t errlen);
+/* 0, or -EINVAL with the reason. */
+int rt_filter_check(const char *expr, const struct tep_event *event, struct rt_why *why);

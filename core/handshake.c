@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "handshake.h"
 
@@ -12,17 +13,38 @@ static bool offered(const struct rt_offer *o, Ringtap__Encoding e)
 	return false;
 }
 
+/* "DECODED, RAW and FIXED", as the enum names them. */
+static const char *offered_names(const struct rt_offer *o, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < o->n_encodings && len < size; i++) {
+		const ProtobufCEnumValue *v =
+			protobuf_c_enum_descriptor_get_value(&ringtap__encoding__descriptor,
+							     (int)o->encodings[i]);
+		const char *sep = !i ? "" : i + 1 == o->n_encodings ? " and " : ", ";
+
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", sep, v ? v->name : "?");
+	}
+	return buf;
+}
+
 int rt_handshake(const Ringtap__Hello *h, const struct rt_offer *o, struct rt_agreement *out,
-		 Ringtap__RefusalReason *reason, const char **text)
+		 Ringtap__RefusalReason *reason, struct rt_why *why)
 {
 	uint32_t hi = h->max_version < o->max_version ? h->max_version : o->max_version;
 	uint32_t lo = h->min_version > o->min_version ? h->min_version : o->min_version;
 	const Ringtap__Subscription *sub = h->subscription;
+	char names[64];
 
 	if (h->min_version > h->max_version || lo > hi) {
 		*reason = RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION;
-		*text = "this daemon speaks protocol version 1 only";
-		return -EPROTO;
+		if (o->min_version == o->max_version)
+			return rt_why_set(why, -EPROTO, "this daemon speaks protocol version %u only",
+					  o->max_version);
+		return rt_why_set(why, -EPROTO, "this daemon speaks protocol versions %u to %u",
+				  o->min_version, o->max_version);
 	}
 	out->version = hi;
 	out->encoding = RINGTAP__ENCODING__ENCODING_UNSPECIFIED;
@@ -33,22 +55,21 @@ int rt_handshake(const Ringtap__Hello *h, const struct rt_offer *o, struct rt_ag
 		}
 	if (out->encoding == RINGTAP__ENCODING__ENCODING_UNSPECIFIED) {
 		*reason = RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING;
-		*text = "none of the encodings asked for is offered (this daemon sends DECODED)";
-		return -EPROTO;
+		return rt_why_set(why, -EPROTO, "none of the encodings asked for is offered (this "
+				  "daemon sends %s)", offered_names(o, names, sizeof(names)));
 	}
 	/* No subscription is fine: the client wants the Welcome only (ringtap info). */
 	if (!sub)
 		return 0;
 	if (o->max_events && sub->n_events > o->max_events) {
 		*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
-		*text = "the subscription names more events than this daemon allows";
-		return -EPROTO;
+		return rt_why_set(why, -EPROTO, "the subscription names %zu events; this daemon "
+				  "allows %zu (max_events)", sub->n_events, o->max_events);
 	}
 	for (size_t i = 0; i < sub->n_events; i++)
 		if (!sub->events[i] || !sub->events[i][0]) {
 			*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
-			*text = "an empty event name";
-			return -EPROTO;
+			return rt_why_set(why, -EPROTO, "an empty event name");
 		}
 	return 0;
 }

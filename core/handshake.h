@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ringtap.pb-c.h"
+#include "why.h"
 
 #define RT_PROTOCOL_MIN 1
 #define RT_PROTOCOL_MAX 1
@@ -29,6 +30,6 @@ struct rt_agreement {
 	Ringtap__Encoding encoding;
 };
 
-/* 0 and the agreement, or -EPROTO with *reason and *text set. */
+/* 0 and the agreement, or -EPROTO with *reason and the Refusal's text in why. */
 int rt_handshake(const Ringtap__Hello *hello, const struct rt_offer *offer,
-		 struct rt_agreement *out, Ringtap__RefusalReason *reason, const char **text);
+		 struct rt_agreement *out, Ringtap__RefusalReason *reason, struct rt_why *why);

@@ -204,12 +204,17 @@ int rt_subscriber_push_schema(struct rt_subscriber *s, unsigned int id, const ui
 int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len)
 {
+	int ret = rt_buf_put(&s->batch, packed, len);
+
+	/* Not in the batch, not counted in it: the caller reports it as dropped. */
+	if (ret)
+		return ret;
 	if (!s->batch_records)
 		s->batch_first_ts = rec->timestamp;
 	s->batch_cpu = rec->cpu;
 	s->batch_last_ts = rec->timestamp;
 	s->batch_records++;
-	return rt_buf_put(&s->batch, packed, len);
+	return 0;
 }
 
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
@@ -270,6 +275,13 @@ void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t coun
 	s->dropped += count;
 }
 
+static void drop_frame(struct rt_subscriber *s, unsigned int cpu, unsigned int records,
+		       uint64_t first_ts, uint64_t last_ts)
+{
+	rt_subscriber_drop(s, cpu, records, first_ts);
+	s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
+}
+
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 			    const struct rt_frame_parts *frame, unsigned int records,
 			    uint64_t first_ts, uint64_t last_ts)
@@ -277,22 +289,24 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 	int ret;
 
 	if (s->queued + frame->len > s->max_queued) {
-		rt_subscriber_drop(s, cpu, records, first_ts);
-		s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
+		drop_frame(s, cpu, records, first_ts, last_ts);
 		/* Kernel losses wait too: a report must not overtake what came before it. */
 		return 0;
 	}
 	ret = rt_subscriber_flush_losses(s);
 	if (!ret)
 		ret = push_parts(s, frame->iov, frame->n, frame->len);
-	if (!ret) {
-		s->tail->cpu = cpu;
-		s->tail->records = records;
-		s->tail->first_ts = first_ts;
-		s->tail->last_ts = last_ts;
-		s->delivered += records;
+	if (ret) {
+		/* Out of memory: the frame is lost to this subscriber, and reported as such. */
+		drop_frame(s, cpu, records, first_ts, last_ts);
+		return ret;
 	}
-	return ret;
+	s->tail->cpu = cpu;
+	s->tail->records = records;
+	s->tail->first_ts = first_ts;
+	s->tail->last_ts = last_ts;
+	s->delivered += records;
+	return 0;
 }
 
 int rt_subscriber_abandon(struct rt_subscriber *s)
@@ -303,8 +317,7 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 	while ((f = *p)) {
 		*p = f->next;
 		if (f->records) {
-			rt_subscriber_drop(s, f->cpu, f->records, f->first_ts);
-			s->lost_queue[f->cpu < s->ncpus ? f->cpu : 0].last_ts = f->last_ts;
+			drop_frame(s, f->cpu, f->records, f->first_ts, f->last_ts);
 			s->delivered -= f->records;
 		}
 		s->queued -= f->len;
@@ -326,7 +339,9 @@ int rt_subscriber_end_page(struct rt_subscriber *s)
 		return rt_subscriber_flush_losses(s);
 	}
 	ret = rt_encode_batch_parts(s->data_kind, s->batch_cpu, &s->batch, &frame);
-	if (!ret)
+	if (ret)
+		drop_frame(s, s->batch_cpu, s->batch_records, s->batch_first_ts, s->batch_last_ts);
+	else
 		ret = rt_subscriber_push_data(s, s->batch_cpu, &frame, s->batch_records,
 					      s->batch_first_ts, s->batch_last_ts);
 	s->batch.len = 0;

@@ -67,13 +67,19 @@ bool rt_subscriber_has_schema(const struct rt_subscriber *s, unsigned int id);
 int rt_subscriber_push_schema(struct rt_subscriber *s, unsigned int id, const uint8_t *frame,
 			      size_t len);
 
-/* Adds one record, packed by rt_encode_record or rt_encode_fixed_record, to the pending batch. */
+/*
+ * Adds one record, packed by rt_encode_record or rt_encode_fixed_record, to
+ * the pending batch; -ENOMEM leaves it out (the caller counts it with
+ * rt_subscriber_drop).
+ */
 int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len);
 
 /*
  * Queues a frame of records (a Batch, or raw Pages), or drops it whole when
  * the queue is over its limit, counting its records as lost on that CPU.
+ * Out of memory, the frame is dropped and counted the same way, and
+ * -ENOMEM returned for the log: a record is never lost unreported.
  */
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 			    const struct rt_frame_parts *frame, unsigned int records,
@@ -86,7 +92,7 @@ void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t coun
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
 			       bool exact, uint64_t before_ts);
 
-/* Ends the page: pending losses as Lost frames, then the Batch or its drop. */
+/* Ends the page: pending losses as Lost frames, then the Batch or its drop (counted, as above). */
 int rt_subscriber_end_page(struct rt_subscriber *s);
 
 /*

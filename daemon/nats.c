@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,6 +14,7 @@
 #include "layout.h"
 #include "log.h"
 #include "nats.h"
+#include "select.h"
 #include "util.h"
 
 /* A server that is away is tried again this often, forever. */
@@ -501,12 +501,11 @@ static struct nevent *event_slot(struct rt_nats *n, const struct tep_event *ev)
 	}
 	e = &n->events[id];
 	if (!e->state) {
-		char full[256], sys[64], name[128];
+		char sys[64], name[128];
 		bool match = false;
 
-		snprintf(full, sizeof(full), "%s:%s", ev->system, ev->name);
 		for (char **g = n->globs; *g && !match; g++)
-			match = !fnmatch(*g, full, 0) || (!strchr(*g, ':') && !fnmatch(*g, ev->name, 0));
+			match = rt_glob_match(*g, ev->system, ev->name);
 		e->state = match ? 1 : 2;
 		token(sys, sizeof(sys), ev->system);
 		token(name, sizeof(name), ev->name);

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * server: the Unix socket, the TCP listener (TLS with client certificates,
- * tls.h and acl.h), their clients, and the fan-out of decoded records.
+ * server: ringtapd's subscribers, as the rest of the daemon sees them.
  *
- * Takes the listening socket from systemd (sd_listen_fds) or binds its own,
- * checks each peer's credentials against the allowed group, runs the
- * handshake, enables the events a subscription names, and writes each
- * client's queue as the socket takes it. Each record is packed once and
- * copied to every subscriber that selected it.
+ * Listens on the Unix socket (from systemd, or its own) and, when set, a
+ * TCP listener with TLS and client certificates (listener.c); runs each
+ * connection's handshake and stream (conn.c); takes records, pages and
+ * losses from the pump and queues each for those who selected it
+ * (fanout.c). Logs each client's coming and going, once.
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -33,7 +33,7 @@ static void error_line(char *buf, size_t size, const char *what)
 }
 
 int rt_tls_new(struct rt_tls **out, const char *cert_file, const char *key_file,
-	       const char *ca_file, char *why, size_t why_size)
+	       const char *ca_file, struct rt_why *why)
 {
 	struct rt_tls *tls = calloc(1, sizeof(*tls));
 	const char *what;
@@ -69,7 +69,7 @@ int rt_tls_new(struct rt_tls **out, const char *cert_file, const char *key_file,
 	*out = tls;
 	return 0;
 fail:
-	error_line(why, why_size, what);
+	error_line(why->text, sizeof(why->text), what);
 	rt_tls_free(tls);
 	return -EINVAL;
 }

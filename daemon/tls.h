@@ -11,12 +11,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "why.h"
+
 struct rt_tls;
 struct rt_tls_conn;
 
-/* -errno with a one-line reason in why (why_size bytes) when a file is unusable. */
+/* -errno with the reason, one line, when a file is unusable. */
 int rt_tls_new(struct rt_tls **out, const char *cert_file, const char *key_file,
-	       const char *ca_file, char *why, size_t why_size);
+	       const char *ca_file, struct rt_why *why);
 void rt_tls_free(struct rt_tls *tls);
 
 int rt_tls_conn_new(struct rt_tls *tls, int fd, struct rt_tls_conn **out);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "layout.h"
 #include "read_file.h"
+#include "select.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -43,7 +43,7 @@ static bool has_event(const struct rt_session *s, const char *sys, const char *e
 
 /* Reads the format, teaches it to the layout, then switches the event on. */
 static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys, const char *ev,
-		      const char **why)
+		      struct rt_why *why)
 {
 	_cleanup_free_ char *fmt = NULL, *name = NULL, *sysre = NULL, *evre = NULL;
 	char **nl;
@@ -52,15 +52,11 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	if (asprintf(&name, "%s:%s", sys, ev) < 0)
 		return -ENOMEM;
 	fmt = tracefs_event_file_read(NULL, sys, ev, "format", &len);
-	if (!fmt) {
-		*why = "reading an event format";
-		return -ENOENT;
-	}
+	if (!fmt)
+		return rt_why_set(why, -ENOENT, "reading the format of %s", name);
 	ret = rt_layout_add_event(l, sys, fmt, len, NULL);
-	if (ret) {
-		*why = "parsing an event format";
-		return ret;
-	}
+	if (ret)
+		return rt_why_set(why, ret, "parsing the format of %s", name);
 	/*
 	 * libtracefs takes regexes: anchor the exact names. Events without an
 	 * enable file (ftrace:print and the other ftrace ones) are written
@@ -69,10 +65,8 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	if (!s->read_only && tracefs_event_file_exists(s->instance, sys, ev, "enable")) {
 		if (asprintf(&sysre, "^%s$", sys) < 0 || asprintf(&evre, "^%s$", ev) < 0)
 			return -ENOMEM;
-		if (tracefs_event_enable(s->instance, sysre, evre)) {
-			*why = "enabling an event";
-			return -EIO;
-		}
+		if (tracefs_event_enable(s->instance, sysre, evre))
+			return rt_why_set(why, -EIO, "enabling %s", name);
 	}
 	nl = realloc(s->events, (s->n_events + 2) * sizeof(*nl));
 	if (!nl)
@@ -84,95 +78,93 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	return 0;
 }
 
-/* Adds name to a tracefs list unless it is there; -ENOMEM, or 0. */
-static int add_system(char ***list, const char *name)
+/* Every event of the tree: each system's events, ftrace's too (it has no enable file). */
+static int read_catalogue(struct rt_session *s, struct rt_catalogue *cat)
 {
-	char **l;
-
-	for (l = *list; *l; l++)
-		if (!strcmp(*l, name))
-			return 0;
-	l = tracefs_list_add(*list, name);
-	if (!l)
-		return -ENOMEM;
-	*list = l;
-	return 0;
-}
-
-/*
- * Every event the globs match, once per glob that matches it; enabled (and
- * counted in *n) when l is given, only counted otherwise.
- */
-static int walk_matches(struct rt_session *s, char **systems, const char *const *globs,
-			struct rt_layout *l, unsigned int *n, const char **why)
-{
+	char **systems = tracefs_event_systems(s->tracing_dir);
+	bool ftrace = false;
 	int ret = 0;
 
-	for (const char *const *g = globs; g && *g && !ret; g++) {
-		const char *colon = strchr(*g, ':');
-		_cleanup_free_ char *sysglob = colon ? strndup(*g, colon - *g) : strdup("*");
-		const char *evglob = colon ? colon + 1 : *g;
-		bool matched = false;
+	if (!systems)
+		return -ENOENT;
+	for (char **sys = systems; *sys; sys++)
+		ftrace |= !strcmp(*sys, "ftrace");
+	if (!ftrace && tracefs_event_file_exists(NULL, "ftrace", "print", "format")) {
+		char **l = tracefs_list_add(systems, "ftrace");
 
-		if (!sysglob)
+		if (!l) {
+			tracefs_list_free(systems);
 			return -ENOMEM;
-		for (char **sys = systems; *sys && !ret; sys++) {
-			char **events;
-
-			if (fnmatch(sysglob, *sys, 0))
-				continue;
-			events = tracefs_system_events(s->tracing_dir, *sys);
-			for (char **ev = events; ev && *ev && !ret; ev++) {
-				if (fnmatch(evglob, *ev, 0))
-					continue;
-				matched = true;
-				if (!l) {
-					(*n)++;
-				} else if (!has_event(s, *sys, *ev)) {
-					ret = enable_one(s, l, *sys, *ev, why);
-					*n += !ret;
-				}
-			}
-			tracefs_list_free(events);
 		}
-		if (!ret && !matched) {
-			*why = *g;	/* the glob that matched nothing */
-			ret = -ENOENT;
-		}
+		systems = l;
 	}
+	for (char **sys = systems; *sys && !ret; sys++) {
+		char **events = tracefs_system_events(s->tracing_dir, *sys);
+
+		for (char **ev = events; ev && *ev && !ret; ev++)
+			ret = rt_catalogue_add(cat, *sys, *ev);
+		tracefs_list_free(events);
+	}
+	tracefs_list_free(systems);
+	rt_catalogue_sort(cat);
 	return ret;
 }
 
-int rt_session_enable(struct rt_session *s, struct rt_layout *l, const char *const *globs,
-		      unsigned int max_matches, const char **why)
+const struct rt_catalogue *rt_session_catalogue(struct rt_session *s, bool reread)
 {
-	char **systems = tracefs_event_systems(s->tracing_dir);
-	unsigned int matches = 0, added = 0;
-	int ret;
-
-	if (!systems) {
-		*why = "listing event systems";
-		return -ENOENT;
-	}
-	/* tracefs_event_systems() leaves out systems without an enable file: ftrace's. */
-	if (tracefs_event_file_exists(NULL, "ftrace", "print", "format") &&
-	    add_system(&systems, "ftrace")) {
-		tracefs_list_free(systems);
-		return -ENOMEM;
-	}
-	/* Counted before anything is switched on: a refused subscription enables nothing. */
-	ret = max_matches ? walk_matches(s, systems, globs, NULL, &matches, why) : 0;
-	if (!ret && matches > max_matches) {
-		*why = "the patterns match more events than max_events allows";
-		ret = -E2BIG;
-	}
-	if (!ret)
-		ret = walk_matches(s, systems, globs, l, &added, why);
-	tracefs_list_free(systems);
-	return ret ? ret : (int)added;
+	if (s->catalogue_read && !reread)
+		return &s->catalogue;
+	rt_catalogue_release(&s->catalogue);
+	s->catalogue_read = !read_catalogue(s, &s->catalogue);
+	return &s->catalogue;
 }
 
-int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, const char **why)
+int rt_session_enable(struct rt_session *s, struct rt_layout *l, const struct rt_selection *sel,
+		      struct rt_why *why)
+{
+	int added = 0;
+
+	for (size_t i = 0; i < sel->n; i++) {
+		const struct rt_event_name *e = &s->catalogue.events[sel->events[i]];
+		int ret;
+
+		if (has_event(s, e->system, e->name))
+			continue;
+		ret = enable_one(s, l, e->system, e->name, why);
+		if (ret)
+			return ret;
+		added++;
+	}
+	return added;
+}
+
+int rt_session_enable_globs(struct rt_session *s, struct rt_layout *l,
+			    const char *const *globs, struct rt_why *why)
+{
+	const struct rt_catalogue *cat = rt_session_catalogue(s, false);
+	struct rt_selection sel;
+	size_t n = 0;
+	int ret;
+
+	while (globs && globs[n])
+		n++;
+	ret = rt_select_events(cat, globs, n, NULL, 0, &sel, why);
+	/* An event that came since the catalogue was read (a module loaded, say). */
+	if (ret == -ENOENT) {
+		cat = rt_session_catalogue(s, true);
+		ret = rt_select_events(cat, globs, n, NULL, 0, &sel, why);
+	}
+	if (ret == -ENOENT)
+		return rt_why_set(why, ret, "no event matches '%s'", why ? why->text : "");
+	if (ret)
+		return ret;
+	ret = rt_session_enable(s, l, &sel, why);
+	rt_selection_release(&sel);
+	return ret;
+}
+
+int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
+		    struct rt_why *why)
 {
 	struct rt_session *s;
 	const char *top;
@@ -186,14 +178,14 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 
 		/* Also stops libtracefs from mounting anything on its own. */
 		if (!dir || tracefs_set_tracing_dir(dir)) {
-			*why = "using the tracing directory";
+			rt_why_set(why, 0, "using the tracing directory");
 			ret = -ENOENT;
 			goto fail;
 		}
 	}
 	top = tracefs_tracing_dir();
 	if (!top) {
-		*why = "finding tracefs (is it mounted, and are we root?)";
+		rt_why_set(why, 0, "finding tracefs (is it mounted, and are we root?)");
 		ret = -ENOENT;
 		goto fail;
 	}
@@ -212,7 +204,7 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 
 			if (!stale || tracefs_instance_destroy(stale)) {
 				tracefs_instance_free(stale);
-				*why = "removing the stale instance";
+				rt_why_set(why, 0, "removing the stale instance");
 				ret = -errno ? -errno : -EBUSY;
 				goto fail;
 			}
@@ -221,7 +213,7 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 		}
 		s->instance = tracefs_instance_create(name);
 		if (!s->instance) {
-			*why = "creating the tracefs instance";
+			rt_why_set(why, 0, "creating the tracefs instance");
 			ret = errno ? -errno : -EIO;
 			goto fail;
 		}
@@ -230,12 +222,12 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 		tracefs_trace_off(s->instance);
 		if (o->buffer_kb &&
 		    tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1)) {
-			*why = "setting the buffer size";
+			rt_why_set(why, 0, "setting the buffer size");
 			ret = errno ? -errno : -EINVAL;
 			goto fail;
 		}
 		if (o->clock && tracefs_instance_file_write(s->instance, "trace_clock", o->clock) < 0) {
-			*why = "setting the trace clock";
+			rt_why_set(why, 0, "setting the trace clock");
 			ret = -EINVAL;
 			goto fail;
 		}
@@ -247,7 +239,7 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o, co
 		s->ncpus = dir ? count_cpus(dir) : 0;
 	}
 	if (!s->ncpus) {
-		*why = "finding per_cpu directories";
+		rt_why_set(why, 0, "finding per_cpu directories");
 		ret = -ENOENT;
 		goto fail;
 	}
@@ -303,12 +295,13 @@ void rt_session_close(struct rt_session *s)
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i]);
 	free(s->events);
+	rt_catalogue_release(&s->catalogue);
 	free(s->clock);
 	free(s->tracing_dir);
 	free(s);
 }
 
-int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char **why)
+int rt_session_layout(struct rt_session *s, struct rt_layout **out, struct rt_why *why)
 {
 	_cleanup_free_ char *hp = NULL, *he = NULL, *fmt = NULL;
 	struct rt_layout *l = NULL;
@@ -317,30 +310,27 @@ int rt_session_layout(struct rt_session *s, struct rt_layout **out, const char *
 	/* The headers live only at the top level, instances share them. */
 	hp = tracefs_instance_file_read(NULL, "events/header_page", &hp_len);
 	he = tracefs_instance_file_read(NULL, "events/header_event", &he_len);
-	if (!hp || !he) {
-		*why = "reading events/header_page and events/header_event";
-		return -ENOENT;
-	}
+	if (!hp || !he)
+		return rt_why_set(why, -ENOENT, "reading events/header_page and events/header_event");
 	ret = rt_layout_new(&l, hp, hp_len, he, he_len, false);
-	if (ret) {
-		*why = ret == -EPROTONOSUPPORT ? "header_page or header_event describes a ring buffer "
-						 "this libtraceevent cannot decode" :
-						 "parsing header_page and header_event";
-		return ret;
-	}
+	if (ret == -EPROTONOSUPPORT)
+		return rt_why_set(why, ret, "header_page or header_event describes a ring buffer "
+				  "this libtraceevent cannot decode");
+	if (ret)
+		return rt_why_set(why, ret, "parsing header_page and header_event");
 	/*
 	 * The common header is learned from ftrace:print, which every kernel
 	 * with tracing has, so it is known before any event is enabled.
 	 */
 	fmt = tracefs_event_file_read(NULL, "ftrace", "print", "format", &len);
 	if (!fmt) {
-		*why = "reading events/ftrace/print/format";
+		rt_why_set(why, 0, "reading events/ftrace/print/format");
 		ret = -ENOENT;
 		goto fail;
 	}
 	ret = rt_layout_add_event(l, "ftrace", fmt, len, NULL);
 	if (ret) {
-		*why = "parsing events/ftrace/print/format";
+		rt_why_set(why, 0, "parsing events/ftrace/print/format");
 		goto fail;
 	}
 	*out = l;

@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "select.h"
+#include "why.h"
+
 struct rt_layout;
 struct tracefs_instance;
 
@@ -34,11 +37,13 @@ struct rt_session {
 	int ncpus;			/* per_cpu/cpuN directories present */
 	char **events;			/* "system:event" of every event enabled, NULL-terminated */
 	size_t n_events;
+	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
+	bool catalogue_read;
 };
 
-/* -errno; *why names the step that failed, for the one log line at the edge. */
+/* -errno; why names the step that failed, for the one log line at the edge. */
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *opts,
-		    const char **why);
+		    struct rt_why *why);
 int rt_session_start(struct rt_session *session);
 /* Resizes every CPU's buffer of our instance (a reload); buffer_kb then says what the kernel took. */
 int rt_session_set_buffer_kb(struct rt_session *session, size_t kb);
@@ -46,17 +51,28 @@ int rt_session_stop(struct rt_session *session);
 void rt_session_close(struct rt_session *session);
 
 /* Builds the layout from header_page, header_event and the common header. */
-int rt_session_layout(struct rt_session *session, struct rt_layout **out, const char **why);
+int rt_session_layout(struct rt_session *session, struct rt_layout **out, struct rt_why *why);
 
 /*
- * Enables the events matching "system:event" globs (NULL-terminated) that
- * are not on yet: their formats go into the layout first, so no record
- * arrives that the layout cannot decode. Returns how many were added, or
- * -errno (-ENOENT with *why set to a glob that matched nothing; -E2BIG,
- * nothing enabled, when max_matches is not 0 and the globs match more).
+ * Every event the tree offers (events/<system>/<name>), read on the first
+ * call and kept; reread reads it again (an event that was not there before:
+ * a module loaded since).
+ */
+const struct rt_catalogue *rt_session_catalogue(struct rt_session *session, bool reread);
+
+/*
+ * Enables the selected events of the catalogue that are not on yet: their
+ * formats go into the layout first, so no record arrives that the layout
+ * cannot decode. Returns how many were added, or -errno with why.
  */
 int rt_session_enable(struct rt_session *session, struct rt_layout *layout,
-		      const char *const *globs, unsigned int max_matches, const char **why);
+		      const struct rt_selection *selection, struct rt_why *why);
+/*
+ * The same for globs (NULL-terminated) with no limit: the configured events.
+ * -ENOENT with "no event matches 'GLOB'".
+ */
+int rt_session_enable_globs(struct rt_session *session, struct rt_layout *layout,
+			    const char *const *globs, struct rt_why *why);
 
 /*
  * Loads kernel symbols into the layout's tep when a selected event has a

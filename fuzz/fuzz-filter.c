@@ -15,12 +15,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rt_layout *l = fixture_layout();
 	struct tep_event *ev = tep_find_event_by_name(l->tep, "ringtap_test", "ringtap_test");
-	char *expr = malloc(size + 1), *one, err[256];
+	char *expr = malloc(size + 1), *one;
+	struct rt_why why;
 	uint8_t rec[64] = { 0 };
 
 	memcpy(expr, data, size);
 	expr[size] = '\0';
-	if (strlen(expr) == size && !rt_filter_check(expr, ev, err, sizeof(err))) {
+	if (strlen(expr) == size && !rt_filter_check(expr, ev, &why)) {
 		struct tep_event_filter *f = tep_filter_alloc(l->tep);
 		struct tep_record r = { .data = rec, .size = sizeof(rec) };
 

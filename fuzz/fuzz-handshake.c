@@ -11,11 +11,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Ringtap__Hello *h = ringtap__hello__unpack(NULL, size, data);
 	struct rt_agreement a;
 	Ringtap__RefusalReason reason;
-	const char *text;
+	struct rt_why why;
 
 	if (!h)
 		return 0;
-	rt_handshake(h, &offer, &a, &reason, &text);
+	rt_handshake(h, &offer, &a, &reason, &why);
 	ringtap__hello__free_unpacked(h, NULL);
 	return 0;
 }

@@ -23,7 +23,7 @@ static inline int fixture_open(struct fixture *fx, const char *root, const char 
 			       const char *const *events)
 {
 	struct rt_session_opts opts = { 0 };
-	const char *why = "";
+	struct rt_why why = { "" };
 	int ret;
 
 	memset(fx, 0, sizeof(*fx));
@@ -33,13 +33,13 @@ static inline int fixture_open(struct fixture *fx, const char *root, const char 
 	if (!ret)
 		ret = rt_session_layout(fx->session, &fx->layout, &why);
 	if (!ret)
-		ret = rt_session_enable(fx->session, fx->layout, events, 0, &why);
+		ret = rt_session_enable_globs(fx->session, fx->layout, events, &why);
 	if (ret > 0)
 		ret = 0;
 	if (!ret)
 		ret = rt_decoder_new(&fx->decoder, fx->layout);
 	if (ret)
-		fprintf(stderr, "fixture %s: %s: %s\n", name, why, strerror(-ret));
+		fprintf(stderr, "fixture %s: %s: %s\n", name, why.text, strerror(-ret));
 	return ret;
 }
 

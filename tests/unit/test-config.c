@@ -7,7 +7,7 @@
 #include "check.h"
 #include "config.h"
 
-static int parse(struct rt_config *cfg, const char *text, unsigned int *line, const char **why)
+static int parse(struct rt_config *cfg, const char *text, unsigned int *line, struct rt_why *why)
 {
 	return rt_config_parse(cfg, text, strlen(text), line, why);
 }
@@ -35,7 +35,7 @@ static void test_parse(void)
 {
 	struct rt_config cfg;
 	unsigned int line = 99;
-	const char *why = NULL;
+	struct rt_why why = { "" };
 
 	rt_config_defaults(&cfg);
 	CHECK_EQ(parse(&cfg, "# comment\n\n   \t\nmax_clients = 8\n  events=sched:sched_switch,"
@@ -59,12 +59,12 @@ static void expect_error(const char *text, unsigned int want_line, const char *w
 {
 	struct rt_config cfg;
 	unsigned int line = 0;
-	const char *why = NULL;
+	struct rt_why why = { "" };
 
 	rt_config_defaults(&cfg);
 	CHECK_EQ(parse(&cfg, text, &line, &why), -EINVAL);
 	CHECK_EQ(line, want_line);
-	CHECK_STR(why, want_why);
+	CHECK_STR(why.text, want_why);
 	rt_config_release(&cfg);
 }
 
@@ -88,7 +88,7 @@ static void test_merge(void)
 {
 	struct rt_config file, cli;
 	unsigned int line;
-	const char *why;
+	struct rt_why why = { "" };
 	char buf[32];
 
 	rt_config_defaults(&file);

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 	};
 	struct fixture fx;
 	struct tep_event *ev;
-	char err[256];
+	struct rt_why why = { "" };
 
 	if (argc != 2 || fixture_open(&fx, argv[1], "stock", events))
 		return 1;
@@ -59,19 +59,20 @@ int main(int argc, char **argv)
 		struct tep_event_filter *f = tep_filter_alloc(fx.layout->tep);
 		char one[256];
 
-		CHECK_EQ(rt_filter_check(good[i], ev, err, sizeof(err)), 0);
-		if (err[0])
-			fprintf(stderr, "%s: %s\n", good[i], err);
+		CHECK_EQ(rt_filter_check(good[i], ev, &why), 0);
+		if (why.text[0])
+			fprintf(stderr, "%s: %s\n", good[i], why.text);
 		snprintf(one, sizeof(one), "ringtap_test/ringtap_test:%s", good[i]);
 		CHECK_EQ(tep_filter_add_filter_str(f, one), 0);
 		tep_filter_free(f);
 	}
 	for (size_t i = 0; ev && i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK_EQ(rt_filter_check(bad[i], ev, err, sizeof(err)), -EINVAL);
-		CHECK(err[0] != '\0');
+		why.text[0] = '\0';
+		CHECK_EQ(rt_filter_check(bad[i], ev, &why), -EINVAL);
+		CHECK(why.text[0] != '\0');
 	}
-	CHECK_EQ(rt_filter_check("nosuch > 1", ev, err, sizeof(err)), -EINVAL);
-	CHECK_STR(err, "ringtap_test:ringtap_test has no field 'nosuch'");
+	CHECK_EQ(rt_filter_check("nosuch > 1", ev, &why), -EINVAL);
+	CHECK_STR(why.text, "ringtap_test:ringtap_test has no field 'nosuch'");
 	fixture_close(&fx);
 	return check_exit("test-filter");
 }

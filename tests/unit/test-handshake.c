@@ -8,13 +8,15 @@
 static const Ringtap__Encoding offered[] = { RINGTAP__ENCODING__DECODED };
 static const struct rt_offer offer = { 1, 1, offered, 1, 4 };
 
+static struct rt_why last;
+
 static int shake(uint32_t lo, uint32_t hi, Ringtap__Encoding *enc, size_t n_enc, char **events,
 		 size_t n_events, bool with_sub, struct rt_agreement *out,
 		 Ringtap__RefusalReason *reason)
 {
 	Ringtap__Hello h = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
-	const char *text = NULL;
+	struct rt_why why = { "" };
 	int ret;
 
 	h.min_version = lo;
@@ -25,9 +27,10 @@ static int shake(uint32_t lo, uint32_t hi, Ringtap__Encoding *enc, size_t n_enc,
 	sub.n_events = n_events;
 	h.subscription = with_sub ? &sub : NULL;
 	*reason = RINGTAP__REFUSAL_REASON__REFUSAL_UNSPECIFIED;
-	ret = rt_handshake(&h, &offer, out, reason, &text);
+	ret = rt_handshake(&h, &offer, out, reason, &why);
 	if (ret)
-		CHECK(text && *text);
+		CHECK(why.text[0]);
+	last = why;
 	return ret;
 }
 
@@ -55,10 +58,13 @@ int main(int argc, char **argv)
 
 	CHECK_EQ(shake(2, 3, decoded, 1, one, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION);
+	CHECK_STR(last.text, "this daemon speaks protocol version 1 only");
 	CHECK_EQ(shake(1, 0, decoded, 1, one, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION);
 	CHECK_EQ(shake(1, 1, raw_only, 1, one, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING);
+	/* The refusal names what this daemon does send, not a fixed list. */
+	CHECK_STR(last.text, "none of the encodings asked for is offered (this daemon sends DECODED)");
 	CHECK_EQ(shake(1, 1, NULL, 0, one, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING);
 	/* No events: a Welcome only, for clients that just want to know the host. */
@@ -66,6 +72,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(shake(1, 1, decoded, 1, NULL, 0, true, &a, &r), 0);
 	CHECK_EQ(shake(1, 1, decoded, 1, five, 5, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	CHECK_STR(last.text, "the subscription names 5 events; this daemon allows 4 (max_events)");
 	CHECK_EQ(shake(1, 1, decoded, 1, empty, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
 	return check_exit("test-handshake");

@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * One connection, from its first byte to its close: TLS handshake (TCP with
+ * TLS), Hello, then Welcome or Refusal, the stream (Update, Bye), and its
+ * queue written as the socket takes it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+
+#include "acl.h"
+#include "conn.h"
+#include "handshake.h"
+#include "layout.h"
+#include "legacy.h"
+#include "log.h"
+#include "select.h"
+#include "server.h"
+#include "tls.h"
+#include "tracefs.h"
+#include "util.h"
+
+static const Ringtap__Encoding offered[] = {
+	RINGTAP__ENCODING__DECODED,
+	RINGTAP__ENCODING__RAW,
+	RINGTAP__ENCODING__FIXED,
+};
+
+static void free_selection(struct rt_conn *c)
+{
+	rt_strv_free(c->only);
+	c->only = NULL;
+	if (c->filter)
+		tep_filter_free(c->filter);
+	c->filter = NULL;
+}
+
+struct rt_conn *conn_new(struct rt_server *srv, int fd)
+{
+	struct rt_conn *c = calloc(1, sizeof(*c));
+
+	if (!c || rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->max_queue)) {
+		free(c);
+		return NULL;
+	}
+	c->srv = srv;
+	c->fd = fd;
+	snprintf(c->name, sizeof(c->name), "unnamed");
+	rt_wire_reader_init(&c->reader, CLIENT_MAX_FRAME);
+	return c;
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events)
+{
+	int ret = sd_event_add_io(srv->loop, &c->io, c->fd, events, on_conn_io, c);
+
+	if (ret < 0) {
+		rt_tls_conn_free(c->tls);
+		rt_subscriber_release(&c->sub);
+		rt_wire_reader_release(&c->reader);
+		close(c->fd);
+		free(c);
+		return ret;
+	}
+	c->next = srv->conns;
+	srv->conns = c;
+	srv->n_conns++;
+	return 0;
+}
+
+void conn_free(struct rt_conn *c)
+{
+	struct rt_server *srv = c->srv;
+
+	for (struct rt_conn **p = &srv->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	srv->n_conns--;
+	srv->dropped_gone += c->sub.dropped;
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->more);
+	rt_tls_conn_free(c->tls);
+	free(c->common_name);
+	close(c->fd);
+	rt_wire_reader_release(&c->reader);
+	rt_subscriber_release(&c->sub);
+	free_selection(c);
+	free(c);
+}
+
+void conn_close(struct rt_conn *c, const char *why)
+{
+	rt_log(LOG_INFO, "client %s (pid %d): %s; %llu records delivered, %llu dropped, %llu lost "
+	       "in the kernel", c->name, (int)c->pid, why, (unsigned long long)c->sub.delivered,
+	       (unsigned long long)c->sub.dropped, (unsigned long long)c->sub.kernel_lost);
+	conn_free(c);
+}
+
+void conn_want_write(struct rt_conn *c, bool on)
+{
+	/* Fails only for a source already gone: its connection is being freed. */
+	(void)sd_event_source_set_io_events(c->io, EPOLLIN | (on ? EPOLLOUT : 0));
+}
+
+int conn_push(struct rt_conn *c, struct rt_buf *b)
+{
+	int ret = rt_subscriber_push(&c->sub, b->data, b->len);
+
+	rt_buf_free(b);
+	if (!ret)
+		conn_want_write(c, true);
+	return ret;
+}
+
+void conn_out_of_memory(struct rt_conn *c, const char *what)
+{
+	if (c->said_nomem)
+		return;
+	c->said_nomem = true;
+	rt_log(LOG_ERR, "client %s: out of memory %s; what it lost is counted and reported to it",
+	       c->name, what);
+}
+
+bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu)
+{
+	return !c->sub.cpus || (cpu < c->sub.ncpus && c->sub.cpus[cpu]);
+}
+
+/* Sends a last frame and closes once it is written. */
+static void conn_finish(struct rt_conn *c, struct rt_buf *frame)
+{
+	if (conn_push(c, frame) < 0) {
+		c->dead = "out of memory";
+		return;
+	}
+	c->state = CONN_CLOSING;
+}
+
+/*
+ * Client-chosen text (its name, an event glob, a filter) goes into log lines:
+ * a newline in it would start a forged line, with the journal priority of
+ * whatever "<N>" follows.
+ */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+}
+
+static void refuse(struct rt_conn *c, Ringtap__RefusalReason reason, const char *text)
+{
+	struct rt_buf b = { 0 };
+	char logged[256];
+
+	snprintf(logged, sizeof(logged), "%s", text);
+	printable(logged);
+	rt_log(LOG_NOTICE, "client %s (pid %d uid %u) refused: %s", c->name, (int)c->pid,
+	       (unsigned int)c->uid, logged);
+	if (rt_encode_refusal_frame(reason, text, &b)) {
+		rt_buf_free(&b);
+		c->dead = "refused";
+		return;
+	}
+	conn_finish(c, &b);
+}
+
+void conn_send_error(struct rt_conn *c, int err, const char *text)
+{
+	struct rt_buf b = { 0 };
+	char logged[256];
+
+	snprintf(logged, sizeof(logged), "%s", text);
+	printable(logged);
+	rt_log(LOG_NOTICE, "client %s (pid %d): %s", c->name, (int)c->pid, logged);
+	if (rt_encode_error_frame(err, text, &b)) {
+		rt_buf_free(&b);
+		c->dead = "protocol error";
+		return;
+	}
+	conn_finish(c, &b);
+}
+
+struct tep_event *server_enabled_event(struct rt_server *srv, size_t i)
+{
+	const char *name = srv->session->events[i];
+	const char *colon = strchr(name, ':');
+	_cleanup_free_ char *sys = strndup(name, (size_t)(colon - name));
+
+	return sys ? tep_find_event_by_name(srv->layout->tep, sys, colon + 1) : NULL;
+}
+
+/*
+ * Serves a subscription: the events its globs name (select.c decides, before
+ * anything is enabled), switched on (tracefs.c), then its filter, projection,
+ * CPUs and pids. -ENOENT, -EACCES or another -errno with why.
+ */
+static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct rt_why *why)
+{
+	struct rt_server *srv = c->srv;
+	const struct rt_catalogue *cat = rt_session_catalogue(srv->session, false);
+	const char *const *globs = (const char *const *)sub->events;
+	struct rt_selection sel = { 0 };
+	_cleanup_free_ struct tep_event **events = NULL;
+	int ret;
+
+	ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->max_events, &sel, why);
+	/* An event that came since the catalogue was read (a module loaded, say). */
+	if (ret == -ENOENT) {
+		cat = rt_session_catalogue(srv->session, true);
+		ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->max_events, &sel,
+				       why);
+	}
+	if (ret)
+		return ret;
+	ret = rt_session_enable(srv->session, srv->layout, &sel, why);
+	/* Symbols make pointers readable; without them they stay addresses. */
+	(void)rt_session_symbols(srv->session, srv->layout);
+	events = calloc(sel.n + 1, sizeof(*events));
+	if (ret >= 0 && !events)
+		ret = -ENOMEM;
+	for (size_t i = 0; ret >= 0 && i < sel.n; i++) {
+		const struct rt_event_name *e = &cat->events[sel.events[i]];
+
+		events[i] = tep_find_event_by_name(srv->layout->tep, e->system, e->name);
+		if (!events[i])
+			ret = rt_why_set(why, -ENOENT, "%s:%s", e->system, e->name);
+		else
+			ret = rt_subscriber_select_event(&c->sub, (unsigned int)events[i]->id);
+	}
+	if (ret >= 0)
+		ret = rt_select_filter(srv->layout, sub->filter, events, sel.n, &c->filter, why);
+	if (!ret && c->encoding == RINGTAP__ENCODING__DECODED)
+		ret = rt_select_fields(sub->fields, sub->n_fields, events, sel.n, &c->only, why);
+	if (!ret && rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus))
+		ret = rt_why_set(why, -EINVAL, "a CPU this machine does not have");
+	if (!ret)
+		ret = rt_subscriber_select_pids(&c->sub, sub->pids, sub->n_pids);
+	c->common = sub->has_common_fields && sub->common_fields;
+	rt_selection_release(&sel);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * For trace.dat writers: kallsyms, printk formats and saved cmdlines, read
+ * now (cmdlines change). A text that cannot be read is left out, not fatal:
+ * the file then shows addresses or "<...>", as trace-cmd's would.
+ */
+static int push_host_texts(struct rt_conn *c)
+{
+	static const char *const names[] = { "kallsyms", "printk_formats", "saved_cmdlines" };
+	char *text[3] = { NULL };
+	size_t len[3] = { 0 };
+	struct rt_host_texts t;
+	struct rt_buf b = { 0 };
+	int ret;
+
+	for (int i = 0; i < 3; i++) {
+		if (rt_session_read_text(c->srv->session, names[i], &text[i], &len[i]))
+			rt_log(LOG_NOTICE, "client %s: no %s to send", c->name, names[i]);
+		/* Together they must fit in one frame a client accepts. */
+		if (text[i] && len[i] > (i == 0 ? RT_WIRE_MAX_FRAME_DEFAULT - (4u << 20) : 1u << 20)) {
+			rt_log(LOG_NOTICE, "client %s: %s is %zu bytes, too big to send", c->name,
+			       names[i], len[i]);
+			free(text[i]);
+			text[i] = NULL;
+		}
+	}
+	t = (struct rt_host_texts){
+		.kallsyms = text[0], .kallsyms_len = len[0],
+		.printk_formats = text[1], .printk_formats_len = len[1],
+		.saved_cmdlines = text[2], .saved_cmdlines_len = len[2],
+	};
+	ret = rt_encode_host_texts_frame(&t, &b);
+	if (!ret)
+		ret = conn_push(c, &b);
+	rt_buf_free(&b);
+	for (int i = 0; i < 3; i++)
+		free(text[i]);
+	return ret;
+}
+
+uint64_t server_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A (trace clock, realtime) pair, taken now. */
+int conn_push_heartbeat(struct rt_conn *c)
+{
+	struct rt_buf b = { 0 };
+	int ret = rt_encode_heartbeat_frame(server_clock_ns(c->srv->trace_clockid),
+					    server_clock_ns(CLOCK_REALTIME), &b);
+
+	if (!ret)
+		ret = conn_push(c, &b);
+	rt_buf_free(&b);
+	return ret;
+}
+
+int conn_push_schema(struct rt_conn *c, const struct tep_event *ev)
+{
+	const struct rt_layout *l = c->srv->layout;
+	struct rt_buf b = { 0 };
+	unsigned int offsets[128], fixed;
+	_cleanup_free_ char *legacy_format = NULL;
+	int ret;
+
+	switch (c->encoding) {
+	case RINGTAP__ENCODING__FIXED:
+		ret = rt_legacy_offsets(c->legacy, ev, offsets, 128, &fixed);
+		ret = ret ?: rt_legacy_format(c->legacy, ev, &legacy_format);
+		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, NULL, &b);
+		break;
+	case RINGTAP__ENCODING__RAW:
+		ret = rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), NULL, &b);
+		break;
+	default:
+		ret = rt_encode_schema_frame(ev, NULL, NULL, (const char *const *)c->only, &b);
+		break;
+	}
+	ret = ret ?: rt_subscriber_push_schema(&c->sub, (unsigned int)ev->id, b.data, b.len);
+	rt_buf_free(&b);
+	return ret;
+}
+
+/* The encoding and, with FIXED, the legacy layout; false when refused. */
+static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringtap__Encoding enc)
+{
+	const Ringtap__Subscription *sub = hello->subscription;
+
+	c->encoding = enc;
+	/*
+	 * Pages go out whole, with every event anyone enabled in them, and
+	 * HostTexts hold kallsyms: RAW is for certificates allowed everything.
+	 */
+	if (enc == RINGTAP__ENCODING__RAW && c->allowed && !rt_acl_allows_glob(c->allowed, "*:*")) {
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED,
+		       "RAW pages carry every enabled event: this certificate may select only some");
+		return false;
+	}
+	if (enc != RINGTAP__ENCODING__FIXED)
+		return true;
+	c->legacy = rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+	if (!c->legacy) {
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+		       "unknown fixed layout (known: padded-2012)");
+		return false;
+	}
+	c->sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
+	return true;
+}
+
+static Ringtap__RefusalReason refusal_for(int err)
+{
+	switch (err) {
+	case -ENOENT:
+		return RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT;
+	case -EACCES:
+		return RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED;
+	default:
+		return RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
+	}
+}
+
+static void refuse_subscription(struct rt_conn *c, int err, const struct rt_why *why)
+{
+	char msg[320];
+
+	if (err == -ENOENT)
+		snprintf(msg, sizeof(msg), "no event matches '%s'", why->text);
+	else if (err == -EACCES)
+		snprintf(msg, sizeof(msg), "this certificate may not subscribe to '%s'", why->text);
+	else if (why->text[0])
+		snprintf(msg, sizeof(msg), "%s", why->text);
+	else
+		snprintf(msg, sizeof(msg), "the subscription cannot be served: %s", strerror(-err));
+	refuse(c, refusal_for(err), msg);
+}
+
+static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
+{
+	struct rt_server *srv = c->srv;
+	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, ARRAY_SIZE(offered),
+				  256 };
+	struct rt_agreement agreed;
+	Ringtap__RefusalReason reason;
+	struct rt_why why = { "" };
+	struct rt_buf b = { 0 };
+	int ret;
+
+	if (hello->client_name) {
+		snprintf(c->name, sizeof(c->name), "%.40s", hello->client_name);
+		printable(c->name);
+		if (c->tcp) {
+			size_t len = strlen(c->name);
+
+			snprintf(c->name + len, sizeof(c->name) - len, " via %s", c->peer);
+		}
+	}
+	if (!c->authorized) {
+		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, c->tcp ?
+		       "the certificate's common name is not in this daemon's clients file" :
+		       "the peer is neither root nor in the allowed group");
+		return;
+	}
+	if (rt_handshake(hello, &offer, &agreed, &reason, &why)) {
+		refuse(c, reason, why.text);
+		return;
+	}
+	if (!take_encoding(c, hello, agreed.encoding))
+		return;
+	if (srv->max_clients && rt_server_subscribers(srv) >= srv->max_clients) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
+			 srv->max_clients);
+		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+		return;
+	}
+	ret = hello->subscription ? subscribe(c, hello->subscription, &why) : 0;
+	if (ret) {
+		refuse_subscription(c, ret, &why);
+		return;
+	}
+	ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->id.host, srv->layout, &b);
+	if (ret || conn_push(c, &b)) {
+		rt_buf_free(&b);
+		c->dead = "cannot send Welcome";
+		return;
+	}
+	if (c->encoding == RINGTAP__ENCODING__RAW && hello->subscription &&
+	    hello->subscription->has_host_texts && hello->subscription->host_texts &&
+	    push_host_texts(c)) {
+		c->dead = "cannot send HostTexts";
+		return;
+	}
+	/* The first clock pair, before any record. */
+	if (conn_push_heartbeat(c)) {
+		c->dead = "cannot send a Heartbeat";
+		return;
+	}
+	c->state = CONN_STREAMING;
+	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
+	       c->name, (int)c->pid, (unsigned int)c->uid,
+	       hello->subscription ? hello->subscription->n_events : 0, agreed.version);
+}
+
+static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
+{
+	struct rt_why why = { "" };
+
+	/*
+	 * Keep the queue, the losses and which Schemas were sent (a client must
+	 * not get one twice); replace the selection.
+	 */
+	rt_subscriber_clear_selection(&c->sub);
+	free_selection(c);
+	if (subscribe(c, sub, &why) < 0) {
+		conn_send_error(c, EINVAL, "the updated subscription cannot be served");
+		return;
+	}
+	/* A recorder asks again at its end: cmdlines seen meanwhile. */
+	if (c->encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
+	    push_host_texts(c))
+		c->dead = "cannot send HostTexts";
+}
+
+static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
+{
+	switch (c->state) {
+	case CONN_HELLO:
+		if (f->msg_case != RINGTAP__FRAME__MSG_HELLO) {
+			conn_send_error(c, EPROTO, "the first frame must be a Hello");
+			return;
+		}
+		on_hello(c, f->hello);
+		return;
+	case CONN_STREAMING:
+		if (f->msg_case == RINGTAP__FRAME__MSG_BYE) {
+			c->state = CONN_CLOSING;
+			conn_want_write(c, true);
+			return;
+		}
+		if (f->msg_case == RINGTAP__FRAME__MSG_UPDATE && f->update->subscription) {
+			on_update(c, f->update->subscription);
+			return;
+		}
+		conn_send_error(c, EPROTO, "unexpected message");
+		return;
+	case CONN_CLOSING:
+		return;
+	}
+}
+
+/* recv() or its TLS equivalent: n > 0, 0 at the end, -EAGAIN, -errno. */
+static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return rt_tls_read(c->tls, buf, len);
+	n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
+}
+
+/* Frames queued at once go out in one call: a page per send() is most of a raw stream's cost. */
+#define FRAMES_PER_WRITE 64
+
+/*
+ * Writes what the queue holds: a gather of its frames with one sendmsg, or
+ * through TLS the head frame (a retry after -EAGAIN must offer TLS the same
+ * bytes again). n > 0, -EAGAIN, -errno.
+ */
+static ssize_t conn_write_queue(struct rt_conn *c)
+{
+	struct iovec iov[FRAMES_PER_WRITE];
+	struct msghdr msg = { .msg_iov = iov };
+	ssize_t n;
+
+	msg.msg_iovlen = rt_subscriber_peekv(&c->sub, iov, c->tls ? 1 : FRAMES_PER_WRITE);
+	if (c->tls)
+		return rt_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
+	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
+}
+
+static const char *conn_error(struct rt_conn *c, ssize_t err)
+{
+	return c->tls ? rt_tls_conn_error(c->tls) : strerror((int)-err);
+}
+
+/*
+ * The certificate's common name decides what it may subscribe to; a name
+ * the clients file does not list may connect, to be told so, but select
+ * nothing.
+ */
+static void tls_handshake_done(struct rt_conn *c)
+{
+	char cn[256], addr[64];
+
+	c->handshaking = false;
+	snprintf(addr, sizeof(addr), "%.63s", c->peer);
+	if (rt_tls_peer_common_name(c->tls, cn, sizeof(cn)))
+		return;
+	c->allowed = rt_acl_lookup(c->srv->acl, cn);
+	c->authorized = c->allowed != NULL;
+	c->common_name = strdup(cn);
+	if (!c->common_name)
+		c->authorized = false;
+	printable(cn);
+	snprintf(c->peer, sizeof(c->peer), "%.40s@%.64s", cn, addr);
+	snprintf(c->name, sizeof(c->name), "%s", c->peer);
+	if (!c->authorized)
+		rt_log(LOG_NOTICE, "client %s: certificate name '%s' is not in the clients file",
+		       c->name, cn);
+}
+
+static int on_conn_more(sd_event_source *s, void *userdata)
+{
+	struct rt_conn *c = userdata;
+
+	return on_conn_io(c->io, c->fd, EPOLLIN, c);
+}
+
+/* Reads one connection takes at a time before the others (and the ring buffers) get theirs. */
+#define READS_PER_TURN 16
+
+/* The TLS handshake goes on; false when the connection is done for (closed or refused). */
+static bool conn_handshake(struct rt_conn *c, int fd)
+{
+	int ret = rt_tls_handshake(c->tls);
+
+	if (ret == -EAGAIN) {
+		(void)sd_event_source_set_io_events(c->io, rt_tls_wants_write(c->tls) ? EPOLLOUT :
+										      EPOLLIN);
+		return false;
+	}
+	if (ret) {
+		rt_log(LOG_NOTICE, "client %s: %s", c->name, rt_tls_conn_error(c->tls));
+		/*
+		 * With TLS 1.3 the client has sent its first frame by now; closing
+		 * with it unread would reset the connection and lose the alert that
+		 * says why. The alert is out: end our side, read until the client
+		 * closes (or two heartbeats pass).
+		 */
+		shutdown(fd, SHUT_WR);
+		c->refused_beats = 1;
+		(void)sd_event_source_set_io_events(c->io, EPOLLIN);
+		return false;
+	}
+	tls_handshake_done(c);
+	conn_want_write(c, false);
+	return true;
+}
+
+/* Frames from the peer, until it would block (or its turn ends); false when c is gone. */
+static bool conn_take_input(struct rt_conn *c)
+{
+	unsigned int reads = 0;
+	uint8_t buf[4096];
+	ssize_t n;
+
+	/* Until it would block: TLS may hold decrypted bytes the socket no longer shows. */
+	while ((n = conn_read(c, buf, sizeof(buf))) != -EAGAIN) {
+		if (n <= 0) {
+			conn_close(c, n == 0 ? "disconnected" : conn_error(c, n));
+			return false;
+		}
+		for (size_t off = 0; off < (size_t)n && c->state != CONN_CLOSING;) {
+			Ringtap__Frame *f = NULL;
+			size_t used = 0;
+			int ret = rt_wire_reader_feed(&c->reader, buf + off, (size_t)n - off, &used);
+
+			off += used;
+			if (ret >= 0)
+				ret = rt_wire_reader_next(&c->reader, &f);
+			if (ret < 0) {
+				conn_send_error(c, -ret, c->reader.why ? c->reader.why : "bad frame");
+				break;
+			}
+			if (ret == 0)
+				break;
+			on_frame(c, f);
+			ringtap__frame__free_unpacked(f, NULL);
+		}
+		if (c->dead) {
+			conn_close(c, c->dead);
+			return false;
+		}
+		/* Level-triggered: a plain socket with more to read comes back. */
+		if (c->state == CONN_CLOSING || !c->tls)
+			break;
+		/*
+		 * TLS: what it holds decrypted no longer shows on the socket, so
+		 * its turn ends with a deferred call to read on.
+		 */
+		if (++reads == READS_PER_TURN) {
+			if (rt_tls_has_pending(c->tls)) {
+				if (!c->more && sd_event_add_defer(c->srv->loop, &c->more, on_conn_more,
+								   c) < 0) {
+					conn_close(c, "out of memory");
+					return false;
+				}
+				(void)sd_event_source_set_enabled(c->more, SD_EVENT_ONESHOT);
+			}
+			break;
+		}
+	}
+	if (c->tls && rt_tls_wants_write(c->tls))
+		conn_want_write(c, true);
+	return true;
+}
+
+/* The queue onto the socket, as far as it takes it. */
+static void conn_write(struct rt_conn *c)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (!c->sub.head) {
+			/* Drained: report what was dropped meanwhile, then rest. */
+			if (rt_subscriber_flush_losses(&c->sub) == 0 && c->sub.head)
+				continue;
+			if (c->state == CONN_CLOSING) {
+				conn_close(c, "closed");
+				return;
+			}
+			conn_want_write(c, false);
+			return;
+		}
+		n = conn_write_queue(c);
+		if (n == -EAGAIN) {
+			/*
+			 * TLS may have sealed part of the head into a record that waits
+			 * for room: the retry must offer the same bytes, so a stop's
+			 * abandon must keep that frame.
+			 */
+			c->sub.head_in_flight = c->tls != NULL;
+			return;
+		}
+		if (n < 0) {
+			conn_close(c, "vanished mid-write");
+			return;
+		}
+		c->sub.head_in_flight = false;
+		rt_subscriber_consume(&c->sub, (size_t)n);
+	}
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct rt_conn *c = userdata;
+
+	if (c->refused_beats) {
+		uint8_t discard[4096];
+		ssize_t n = recv(fd, discard, sizeof(discard), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			conn_free(c);
+		return 0;
+	}
+	if (c->handshaking) {
+		if (!conn_handshake(c, fd))
+			return 0;
+		/* What came with the handshake's last flight is read below. */
+		revents |= EPOLLIN;
+	}
+	if ((revents & EPOLLIN) && !conn_take_input(c))
+		return 0;
+	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		conn_write(c);
+	return 0;
+}

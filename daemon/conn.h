@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * conn: the server's insides, shared by its four files and no one else
+ * (server.h is its face to the daemon):
+ *   listener.c  the Unix socket and the TCP listener, accepting, peer
+ *               credentials, the clients file and its reload
+ *   conn.c      one connection: TLS handshake, Hello, Welcome or Refusal,
+ *               Update and Bye, its queue written as the socket takes it
+ *   fanout.c    records, pages and losses into the queues of those who
+ *               selected them, each record encoded once per encoding
+ *   server.c    the server's life: start, limits, heartbeats, stop
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <systemd/sd-event.h>
+
+#include "encode.h"
+#include "host.h"
+#include "ringtap.pb-c.h"
+#include "subscriber.h"
+#include "wire.h"
+
+struct rt_acl;
+struct rt_layout;
+struct rt_legacy_layout;
+struct rt_server_opts;
+struct rt_session;
+struct rt_tls;
+struct rt_tls_conn;
+struct tep_event;
+struct tep_event_filter;
+
+/* A client says little: Hello, Update, Bye. Anything bigger is not one. */
+#define CLIENT_MAX_FRAME (64u << 10)
+/* An idle link hears from us this often, so both ends can tell it is alive. */
+#define HEARTBEAT_USEC (5 * 1000000ULL)
+/* Connections past max_clients still read, to be told why they are refused. */
+#define PENDING_CLIENTS 16u
+
+enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
+
+struct rt_conn {
+	struct rt_server *srv;
+	struct rt_conn *next;
+	int fd;
+	sd_event_source *io;
+	struct rt_tls_conn *tls;	/* TCP with TLS; NULL on the Unix socket and plain TCP */
+	sd_event_source *more;		/* TLS: read on after others had their turn */
+	bool handshaking;		/* TLS handshake not done: nothing else is read */
+	unsigned int refused_beats;	/* handshake failed: heartbeats since (closed at 2) */
+	unsigned int hello_beats;	/* TCP: heartbeats waiting for the Hello */
+	bool tcp;
+	const char *const *allowed;	/* TLS: the event globs its certificate may select */
+	char *common_name;		/* TLS: the verified certificate's, for a reload */
+	enum conn_state state;
+	struct rt_wire_reader reader;
+	struct rt_subscriber sub;
+	bool authorized;
+	bool common;
+	Ringtap__Encoding encoding;
+	const struct rt_legacy_layout *legacy;	/* with FIXED */
+	struct tep_event_filter *filter;	/* NULL: every record of the selection */
+	char **only;			/* projection, NULL-terminated; NULL: every field */
+	pid_t pid;
+	uid_t uid;
+	char name[160];
+	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
+	const char *dead;	/* set by handlers: closed when the I/O callback returns */
+	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
+	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
+	bool said_nomem;	/* an allocation failed for it: logged once */
+};
+
+struct rt_server {
+	sd_event *loop;
+	int listen_fd;
+	bool own_socket;
+	char *path;
+	sd_event_source *listen_src;
+	int tcp_fd;
+	sd_event_source *tcp_src;
+	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
+	bool warned_tcp_flood;
+	struct rt_acl *acl;
+	char *clients_path;		/* the clients file, read again on reload */
+	sd_event_source *heartbeat;
+	clockid_t trace_clockid;
+	gid_t group;
+	bool have_group;
+	size_t max_queue;
+	unsigned int max_clients;
+	unsigned int max_events;
+	uint64_t dropped_gone;		/* by connections closed since */
+	struct rt_conn *conns;
+	unsigned int n_conns;
+	struct rt_session *session;
+	struct rt_layout *layout;
+	struct rt_host_id id;
+	struct rt_buf packed;		/* the current record, as sent */
+	struct rt_buf packed_common;	/* the same with common fields */
+	struct rt_buf packed_fixed;	/* the same in the legacy layout */
+	struct rt_buf packed_projected;	/* for one connection's projection */
+};
+
+/* listener.c */
+int listener_open(struct rt_server *srv, const struct rt_server_opts *opts);
+void listener_close(struct rt_server *srv);
+
+/* conn.c */
+struct rt_conn *conn_new(struct rt_server *srv, int fd);
+/* Watches the connection's socket and lists it; on failure it is freed. */
+int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events);
+void conn_free(struct rt_conn *c);
+/* Logs what the connection got and frees it. */
+void conn_close(struct rt_conn *c, const char *why);
+void conn_want_write(struct rt_conn *c, bool on);
+/* Queues a frame (b is emptied either way) and asks to write it. */
+int conn_push(struct rt_conn *c, struct rt_buf *b);
+/* An Error frame, then the close once it is written. */
+void conn_send_error(struct rt_conn *c, int err, const char *text);
+int conn_push_heartbeat(struct rt_conn *c);
+/* The Schema this connection's encoding describes the event with. */
+int conn_push_schema(struct rt_conn *c, const struct tep_event *ev);
+bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu);
+/* An allocation failed for c: what it lost is counted already; said once. */
+void conn_out_of_memory(struct rt_conn *c, const char *what);
+/* The i-th event the session enabled, as the layout knows it; NULL if it does not. */
+struct tep_event *server_enabled_event(struct rt_server *srv, size_t i);
+uint64_t server_clock_ns(clockid_t id);

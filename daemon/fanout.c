@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The fan-out: each decoded record goes to the connections that selected
+ * it, encoded once per encoding (DECODED with or without common fields,
+ * FIXED) and copied into each queue; a raw page goes whole to RAW
+ * subscribers; kernel losses go to everyone streaming. Whatever cannot be
+ * queued is counted as lost to that subscriber and reported in its stream.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <event-parse.h>
+
+#include "conn.h"
+#include "layout.h"
+#include "legacy.h"
+#include "log.h"
+#include "server.h"
+#include "tracefs.h"
+
+/* Packs the record as this connection's encoding sends it, once per record. */
+static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
+				 const struct rt_record *rec, unsigned int *done)
+{
+	unsigned int kind = c->encoding == RINGTAP__ENCODING__FIXED ? 2 : c->common ? 1 : 0;
+	struct rt_buf *b = kind == 2 ? &srv->packed_fixed : kind ? &srv->packed_common : &srv->packed;
+	int ret;
+
+	/* A projection is this connection's own: packed for it alone. */
+	if (c->only) {
+		srv->packed_projected.len = 0;
+		if (rt_encode_record(rec, srv->layout, c->common, (const char *const *)c->only,
+				     &srv->packed_projected))
+			return NULL;
+		return &srv->packed_projected;
+	}
+	if (*done & (1u << kind))
+		return b;
+	b->len = 0;
+	if (kind == 2) {
+		/* A record fits a sub-buffer; its legacy form adds at most a header and alignment. */
+		size_t size = srv->layout->sub_buffer_size + c->legacy->header_size + RT_LEGACY_SLACK;
+		uint8_t *out = malloc(size);
+		int n = out ? rt_legacy_rewrite(c->legacy, rec, srv->layout, out, size) : -ENOMEM;
+
+		ret = n < 0 ? n : rt_encode_fixed_record(rec->timestamp, out, (size_t)n, b);
+		free(out);
+	} else {
+		ret = rt_encode_record(rec, srv->layout, kind == 1, NULL, b);
+	}
+	if (ret)
+		return NULL;
+	*done |= 1u << kind;
+	return b;
+}
+
+static bool filter_passes(const struct rt_conn *c, const struct rt_record *rec)
+{
+	struct tep_record r = {
+		.ts = rec->timestamp,
+		.size = (int)rec->size,
+		.cpu = (int)rec->cpu,
+		.data = (void *)rec->data,
+	};
+
+	return !c->filter || tep_filter_match(c->filter, &r) == TEP_ERRNO__FILTER_MATCH;
+}
+
+void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
+{
+	const struct rt_field_desc *pidf = srv->layout->common_pid;
+	uint64_t pid = 0;
+	unsigned int done = 0;
+
+	if (!rec->event)
+		return;
+	if (pidf)
+		rt_record_read_common(rec, srv->layout, pidf, &pid);
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf *b;
+
+		if (c->state != CONN_STREAMING || c->encoding == RINGTAP__ENCODING__RAW ||
+		    !rt_subscriber_wants(&c->sub, rec->cpu, rec->type, (int32_t)pid) ||
+		    !filter_passes(c, rec))
+			continue;
+		if (!rt_subscriber_has_schema(&c->sub, rec->type) &&
+		    conn_push_schema(c, rec->event)) {
+			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);
+			conn_out_of_memory(c, "for a Schema");
+			continue;
+		}
+		b = packed_for(srv, c, rec, &done);
+		if (!b || rt_subscriber_add(&c->sub, rec, b->data, b->len)) {
+			/* Counted and reported to it like any other drop. */
+			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);
+			conn_out_of_memory(c, "for a record");
+		}
+	}
+}
+
+/*
+ * A RAW client's page holds every enabled event: it needs every format,
+ * once, including those enabled since its last page. false when one could
+ * not be queued: the page must not go before it.
+ */
+static bool raw_schemas_sent(struct rt_server *srv, struct rt_conn *c)
+{
+	for (; c->raw_schemas < srv->session->n_events; c->raw_schemas++) {
+		struct tep_event *ev = server_enabled_event(srv, c->raw_schemas);
+
+		if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id) &&
+		    conn_push_schema(c, ev))
+			return false;
+	}
+	return true;
+}
+
+void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page, size_t len,
+		    unsigned int records, uint64_t first_ts)
+{
+	struct rt_frame_parts frame = { 0 };
+	int framed = 0;
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING || c->encoding != RINGTAP__ENCODING__RAW ||
+		    !conn_selects_cpu(c, cpu))
+			continue;
+		if (!frame.len && !framed)
+			framed = rt_encode_pages_parts(cpu, page, len, records, &frame) ?: 1;
+		if (framed < 0 || !raw_schemas_sent(srv, c)) {
+			rt_subscriber_drop(&c->sub, cpu, records, first_ts);
+			conn_out_of_memory(c, "for a page");
+			continue;
+		}
+		if (rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, first_ts))
+			conn_out_of_memory(c, "for a page");
+		if (c->sub.head)
+			conn_want_write(c, true);
+	}
+}
+
+void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
+			   uint64_t before_ts)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING)
+			rt_subscriber_kernel_loss(&c->sub, cpu, count, exact, before_ts);
+}
+
+void rt_server_end_page(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING)
+			continue;
+		/* A batch that cannot be queued is counted lost by the subscriber. */
+		if (rt_subscriber_end_page(&c->sub))
+			conn_out_of_memory(c, "for a batch");
+		if (c->sub.head)
+			conn_want_write(c, true);
+	}
+}
+
+void rt_server_cpu_state(struct rt_server *srv, unsigned int cpu, bool online)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || !conn_selects_cpu(c, cpu))
+			continue;
+		if (rt_encode_cpu_state_frame(cpu, online, &b) || conn_push(c, &b)) {
+			rt_buf_free(&b);
+			/* Its stream would not say the CPU changed: it ends, with an Error if it can. */
+			conn_send_error(c, ENOMEM, "out of memory for a CpuState");
+		}
+	}
+}
+
+void rt_server_abandon(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (!c->sub.head)
+			continue;
+		if (rt_subscriber_abandon(&c->sub))
+			conn_out_of_memory(c, "for its loss reports");
+		c->said_bye = false;	/* a queued Bye went with the rest */
+		rt_log(LOG_WARNING, "client %s (pid %d): too slow to take its queue before the stop; "
+		       "%llu records dropped in all, reported in its stream", c->name, (int)c->pid,
+		       (unsigned long long)c->sub.dropped);
+		conn_want_write(c, true);
+	}
+}
+
+void rt_server_say_bye(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || c->said_bye)
+			continue;
+		if (rt_encode_bye_frame(&b) || conn_push(c, &b))
+			rt_buf_free(&b);
+		else
+			c->said_bye = true;
+	}
+}
+
+bool rt_server_drained(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->sub.head)
+			return false;
+	return true;
+}
+
+bool rt_server_wants_records(const struct rt_server *srv)
+{
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING && c->encoding != RINGTAP__ENCODING__RAW)
+			return true;
+	return false;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The event loop's own work: a drain pass every drain_ms (the pump), the
+ * stop (tracing off, every CPU read to the end, a grace for subscribers and
+ * NATS, then the Bye), the stop signals and --duration, SIGHUP (reload.c),
+ * and the STATUS= line systemd shows. The loop pings the watchdog itself: a
+ * stuck pass stops the pings.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "nats.h"
+#include "pump.h"
+#include "ringtapd.h"
+
+/*
+ * Stopping: two seconds for subscribers to take what is queued for them;
+ * then what a slow one still has queued is dropped and reported to it,
+ * with one more second for that report. JetStream gets five seconds for its
+ * acknowledgments and the loss reports owed: a server that is away for
+ * good is not waited for.
+ */
+#define STOP_GRACE_US (2 * 1000000ULL)
+#define ABANDON_GRACE_US (1 * 1000000ULL)
+#define NATS_STOP_GRACE_US (5 * 1000000ULL)
+/* How often the stop and a wait for subscribers look again. */
+#define POLL_US 10000
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void ringtapd_begin_stop(struct ringtapd *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = true;
+	sd_notify(0, "STOPPING=1");
+	if (rt_session_stop(d->session))
+		rt_log(LOG_WARNING, "turning tracing off failed: the last pass may not be the last");
+	/* What the kernel still holds goes out before the grace starts; a read error is said there. */
+	(void)rt_pump_drain(d->pump, 0);
+	d->stop_deadline = now_us() + STOP_GRACE_US;
+	d->nats_deadline = now_us() + NATS_STOP_GRACE_US;
+}
+
+/* One look at the stop: 1 when it is done, else 0 and the loop comes back. */
+static int stop_step(struct ringtapd *d)
+{
+	bool nats_done = !d->nats || rt_nats_drained(d->nats) || now_us() > d->nats_deadline;
+
+	if (!d->server)
+		return nats_done;
+	if (rt_server_drained(d->server)) {
+		if (d->said_bye)
+			return nats_done;
+		/* Everything, losses included, is out: the Bye says so. */
+		rt_server_say_bye(d->server);
+		d->said_bye = true;
+	} else if (now_us() > d->stop_deadline) {
+		if (d->abandoned)
+			return nats_done;
+		/* Too slow for the grace: what it did not take is reported lost. */
+		rt_server_abandon(d->server);
+		rt_server_say_bye(d->server);
+		d->said_bye = true;
+		d->abandoned = true;
+		d->stop_deadline = now_us() + ABANDON_GRACE_US;
+	}
+	return 0;
+}
+
+static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ringtapd *d = userdata;
+	uint64_t next_us = d->drain_ms * 1000ULL;
+	int n;
+
+	if (d->nats)
+		rt_nats_poll(d->nats);
+	if (d->stopping) {
+		if (stop_step(d))
+			return sd_event_exit(d->loop, 0);
+		next_us = POLL_US;
+	} else if (d->server && rt_server_subscribers(d->server) < d->wait_subscribers) {
+		next_us = POLL_US;
+	} else {
+		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */
+		rt_pump_check_cpus(d->pump);
+		n = rt_pump_drain(d->pump, d->max_pages_per_pass);
+		/* The pump said why: the loop ends with 1, "said". */
+		if (n < 0)
+			return sd_event_exit(d->loop, 1);
+		if (d->once && (n == 0 || rt_pump_all_eof(d->pump))) {
+			ringtapd_begin_stop(d);
+			next_us = 0;
+		} else if (rt_pump_capped(d->pump, n, d->max_pages_per_pass)) {
+			/* Pages left behind by the per-pass cap: come back at once. */
+			next_us = 0;
+		}
+	}
+	return sd_event_source_set_time_relative(s, next_us) ?:
+	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	ringtapd_begin_stop(userdata);
+	return 0;
+}
+
+static int on_duration(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	ringtapd_begin_stop(userdata);
+	return 0;
+}
+
+/* The NATS part of STATUS= and of the report; "" without NATS. */
+static void nats_status(struct ringtapd *d, char *buf, size_t size)
+{
+	struct rt_nats_stats st;
+
+	buf[0] = '\0';
+	if (!d->nats)
+		return;
+	rt_nats_get_stats(d->nats, &st);
+	snprintf(buf, size, "; NATS: %" PRIu64 " records published, %" PRIu64 " dropped "
+		 "(buffer full) + %" PRIu64 " failed, %" PRIu64 " messages unacknowledged",
+		 st.records - st.failed, st.dropped, st.failed, st.pending);
+}
+
+/* STATUS= for systemctl status: who is served, how fast, what was lost. */
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ringtapd *d = userdata;
+	struct rt_pump_totals t;
+	uint64_t now = now_us();
+	char nats[160];
+	double rate;
+
+	rt_pump_totals(d->pump, &t);
+	rate = d->status_at && now > d->status_at ?
+		       (double)(t.records - d->status_records) * 1e6 / (double)(now - d->status_at) :
+		       0;
+	d->status_records = t.records;
+	d->status_at = now;
+	nats_status(d, nats, sizeof(nats));
+	sd_notifyf(0, "STATUS=%u subscriber(s), %.0f events/s, %" PRIu64 " events read; lost: %" PRIu64
+		   " in the kernel (+%" PRIu64 " pages uncounted), %" PRIu64 " by slow subscribers%s",
+		   d->server ? rt_server_subscribers(d->server) : 0, rate, t.records, t.kernel_lost,
+		   t.uncounted, d->server ? rt_server_dropped(d->server) : 0, nats);
+	if (!d->status_sec)
+		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL) ?:
+	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+void ringtapd_report(struct ringtapd *d)
+{
+	char nats[160];
+
+	nats_status(d, nats, sizeof(nats));
+	if (*nats)
+		rt_log(LOG_INFO, "%s", nats + 2);
+	rt_pump_report(d->pump, d->session);
+}
+
+int ringtapd_loop_start(struct ringtapd *d)
+{
+	const char *what;
+	int ret;
+
+	what = "creating the event loop";
+	ret = sd_event_default(&d->loop);
+	if (ret < 0)
+		goto fail;
+	what = "watching the stop and reload signals";
+	if ((ret = sd_event_add_signal(d->loop, NULL, SIGINT, on_stop_signal, d)) < 0 ||
+	    (ret = sd_event_add_signal(d->loop, NULL, SIGTERM, on_stop_signal, d)) < 0 ||
+	    (ret = sd_event_add_signal(d->loop, NULL, SIGHUP, ringtapd_on_reload, d)) < 0)
+		goto fail;
+	what = "arming the watchdog";
+	/* WATCHDOG=1 from the loop itself: a stuck drain stops the pings. */
+	ret = sd_event_set_watchdog(d->loop, true);
+	if (ret < 0)
+		goto fail;
+	what = "arming the drain timer";
+	ret = sd_event_add_time_relative(d->loop, &d->drain_timer, CLOCK_MONOTONIC, 0, 1000,
+					 on_drain_timer, d);
+	if (ret < 0)
+		goto fail;
+	what = "arming --duration";
+	if (d->duration_us &&
+	    (ret = sd_event_add_time_relative(d->loop, &d->duration_timer, CLOCK_MONOTONIC,
+					      d->duration_us, 1000, on_duration, d)) < 0)
+		goto fail;
+	what = "arming the STATUS= timer";
+	if (d->status_sec &&
+	    (ret = sd_event_add_time_relative(d->loop, &d->status_timer, CLOCK_MONOTONIC, 1000000,
+					      100000, on_status_timer, d)) < 0)
+		goto fail;
+	return 0;
+fail:
+	rt_log(LOG_ERR, "%s: %s", what, strerror(-ret));
+	return ret;
+}
+
+int ringtapd_loop_run(struct ringtapd *d)
+{
+	int ret = sd_event_loop(d->loop);
+
+	if (ret < 0)
+		rt_log(LOG_ERR, "the event loop failed: %s", strerror(-ret));
+	/* No-op unless the loop ended on an error: subscribers still get the rest. */
+	ringtapd_begin_stop(d);
+	return ret > 0 ? -EIO : ret;
+}
+
+void ringtapd_loop_stop(struct ringtapd *d)
+{
+	d->drain_timer = sd_event_source_disable_unref(d->drain_timer);
+	d->duration_timer = sd_event_source_disable_unref(d->duration_timer);
+	d->status_timer = sd_event_source_disable_unref(d->status_timer);
+	d->loop = sd_event_unref(d->loop);
+}

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <trace-seq.h>
+
+#include "cpu_reader.h"
+#include "decode.h"
+#include "layout.h"
+#include "log.h"
+#include "nats.h"
+#include "pump.h"
+#include "server.h"
+#include "text.h"
+#include "tracefs.h"
+
+struct cpu_account {
+	unsigned long long records, unknown;
+	unsigned long long missed_exact;	/* counts the kernel stored in pages */
+	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
+	unsigned long long malformed_pages;
+};
+
+struct rt_pump {
+	const struct rt_layout *layout;
+	struct rt_decoder *decoder;
+	struct rt_cpu_reader *readers;
+	struct cpu_account *acct;
+	bool *offline;			/* per CPU, as last seen */
+	int ncpus;
+	bool watch_cpus;		/* a live system, not a captured tree */
+	uint64_t next_cpu_check;
+	struct rt_pump_sinks to;
+	struct trace_seq line;
+};
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
+		struct rt_why *why)
+{
+	struct rt_pump *p = calloc(1, sizeof(*p));
+	int ret;
+
+	*out = NULL;
+	if (!p)
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	trace_seq_init(&p->line);
+	p->layout = layout;
+	p->ncpus = session->ncpus;
+	p->watch_cpus = !session->read_only;
+	p->readers = calloc((size_t)p->ncpus, sizeof(*p->readers));
+	p->acct = calloc((size_t)p->ncpus, sizeof(*p->acct));
+	p->offline = calloc((size_t)p->ncpus, sizeof(*p->offline));
+	if (!p->readers || !p->acct || !p->offline) {
+		ret = rt_why_set(why, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		p->readers[cpu].fd = -1;
+	ret = rt_decoder_new(&p->decoder, layout);
+	if (ret) {
+		rt_why_set(why, ret, "preparing the page decoder");
+		goto fail;
+	}
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		p->offline[cpu] = rt_cpu_online(cpu) == 0;
+		ret = rt_cpu_reader_open(&p->readers[cpu], session, cpu, layout->sub_buffer_size);
+		if (ret) {
+			rt_why_set(why, ret, "opening cpu%d's trace_pipe_raw", cpu);
+			goto fail;
+		}
+	}
+	*out = p;
+	return 0;
+fail:
+	rt_pump_free(p);
+	return ret;
+}
+
+void rt_pump_free(struct rt_pump *p)
+{
+	if (!p)
+		return;
+	for (int cpu = 0; p->readers && cpu < p->ncpus; cpu++)
+		rt_cpu_reader_close(&p->readers[cpu]);
+	free(p->readers);
+	free(p->acct);
+	free(p->offline);
+	rt_decoder_free(p->decoder);
+	trace_seq_destroy(&p->line);
+	free(p);
+}
+
+void rt_pump_set_sinks(struct rt_pump *p, const struct rt_pump_sinks *sinks)
+{
+	p->to = *sinks;
+}
+
+static int on_record(const struct rt_record *rec, void *ctx)
+{
+	struct rt_pump *p = ctx;
+
+	p->acct[rec->cpu].records++;
+	if (!rec->event)
+		p->acct[rec->cpu].unknown++;
+	if (p->to.server)
+		rt_server_record(p->to.server, rec);
+	if (p->to.nats)
+		rt_nats_record(p->to.nats, rec);
+	if (!p->to.text)
+		return 0;
+	trace_seq_reset(&p->line);
+	rt_record_text(&p->line, rec, p->layout, p->to.text_flags);
+	trace_seq_terminate(&p->line);
+	fputs(p->line.buffer, p->to.text);
+	fputc('\n', p->to.text);
+	return 0;
+}
+
+/* The kernel lost events before this page, or the page itself is lost (malformed). */
+static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, uint64_t ts)
+{
+	if (p->to.server)
+		rt_server_kernel_loss(p->to.server, (unsigned int)cpu, count, exact, ts);
+	if (p->to.nats)
+		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, exact, ts);
+}
+
+static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
+{
+	struct rt_pump *p = ctx;
+	struct cpu_account *a = &p->acct[cpu];
+	struct rt_page_result res;
+	bool walk = p->to.text || p->to.nats ||
+		    (p->to.server && rt_server_wants_records(p->to.server));
+	int ret;
+
+	/* Raw subscribers alone take the page whole: it is checked and counted, not walked. */
+	ret = rt_decode_page(p->decoder, (unsigned int)cpu, page, len, walk ? on_record : NULL, p,
+			     &res);
+	if (!walk && ret == 0)
+		a->records += res.records;
+	if (ret == -EBADMSG) {
+		a->malformed_pages++;
+		rt_log(LOG_WARNING, "cpu %d: malformed page skipped (%s)", cpu, res.error);
+		if (p->to.text)
+			fprintf(p->to.text, "# cpu %d: malformed page skipped (%s)\n", cpu, res.error);
+		/* Its records are lost, how many is unknown: subscribers are told so. */
+		kernel_loss(p, cpu, 0, false, 0);
+	} else if (res.missed) {
+		if (res.missed_exact)
+			a->missed_exact += res.missed_count;
+		else
+			a->missed_pages_inexact++;
+		kernel_loss(p, cpu, res.missed_count, res.missed_exact, res.timestamp);
+		if (p->to.text && res.missed_exact)
+			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
+				cpu, res.missed_count, res.timestamp);
+		else if (p->to.text)
+			fprintf(p->to.text, "# cpu %d: lost events (count unknown) before %" PRIu64
+				"\n", cpu, res.timestamp);
+	}
+	if (p->to.server) {
+		if (ret != -EBADMSG)
+			rt_server_page(p->to.server, (unsigned int)cpu, page, len, res.records,
+				       res.timestamp);
+		rt_server_end_page(p->to.server);
+	}
+	if (p->to.nats)
+		rt_nats_end_page(p->to.nats);
+	return ret == -EBADMSG ? 0 : ret;
+}
+
+int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
+{
+	int total = 0;
+
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		int n = rt_cpu_reader_drain(&p->readers[cpu], max_pages, on_page, p);
+
+		if (n < 0) {
+			rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
+			return n;
+		}
+		total += n;
+	}
+	if (p->to.text)
+		fflush(p->to.text);
+	return total;
+}
+
+bool rt_pump_capped(const struct rt_pump *p, int pages, unsigned int max_pages)
+{
+	return max_pages && pages >= (int)(max_pages * (unsigned int)p->ncpus);
+}
+
+bool rt_pump_all_eof(const struct rt_pump *p)
+{
+	for (int cpu = 0; cpu < p->ncpus; cpu++)
+		if (!p->readers[cpu].eof)
+			return false;
+	return true;
+}
+
+/*
+ * A CPU that went offline keeps its buffer, which is still read, so nothing
+ * is lost; its subscribers are told, so that a quiet CPU and an offline one
+ * do not look the same.
+ */
+void rt_pump_check_cpus(struct rt_pump *p)
+{
+	uint64_t now = now_us();
+
+	if (!p->watch_cpus || now < p->next_cpu_check)
+		return;
+	p->next_cpu_check = now + 1000000;
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		int online = rt_cpu_online(cpu);
+
+		if (online < 0 || p->offline[cpu] == !online)
+			continue;
+		p->offline[cpu] = !online;
+		rt_log(LOG_NOTICE, "cpu%d went %s; its buffer is still read", cpu,
+		       online ? "online" : "offline");
+		if (p->to.server)
+			rt_server_cpu_state(p->to.server, (unsigned int)cpu, online);
+	}
+}
+
+void rt_pump_totals(const struct rt_pump *p, struct rt_pump_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		t->records += p->acct[cpu].records;
+		t->kernel_lost += p->acct[cpu].missed_exact;
+		t->uncounted += p->acct[cpu].missed_pages_inexact + p->acct[cpu].malformed_pages;
+	}
+}
+
+void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
+{
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		const struct cpu_account *a = &p->acct[cpu];
+		struct rt_cpu_stats st = { 0 };
+
+		/* A tree without stats files reports zeros for the kernel's side. */
+		(void)rt_session_cpu_stats(session, cpu, &st);
+		rt_log(LOG_INFO,
+		       "cpu%d: %llu pages, %llu records, %llu unknown, lost %llu counted + %llu pages "
+		       "uncounted, %llu malformed pages; kernel: overrun %llu, commit_overrun %llu, "
+		       "dropped %llu",
+		       cpu, p->readers[cpu].pages, a->records, a->unknown, a->missed_exact,
+		       a->missed_pages_inexact, a->malformed_pages, st.overrun, st.commit_overrun,
+		       st.dropped_events);
+	}
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * pump: pages from every CPU's trace_pipe_raw through the decoder to where
+ * they go: the server's subscribers, NATS, or text lines on stdout.
+ *
+ * Owns the per-CPU readers, the decoder, each CPU's accounting (records,
+ * events the kernel lost, malformed pages) and the watch on CPUs going
+ * offline. The loop (loop.c) decides when it runs; a pass takes at most
+ * max_pages pages from a CPU so a busy one cannot starve the others. Logs
+ * what it skips (a malformed page, a CPU's change), once each.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "why.h"
+
+struct rt_layout;
+struct rt_nats;
+struct rt_pump;
+struct rt_server;
+struct rt_session;
+
+/* Where records go; any may be NULL. */
+struct rt_pump_sinks {
+	struct rt_server *server;
+	struct rt_nats *nats;
+	FILE *text;			/* --stdout */
+	unsigned int text_flags;	/* RT_TEXT_* */
+};
+
+struct rt_pump_totals {
+	uint64_t records;
+	uint64_t kernel_lost;		/* counts the kernel stored in pages */
+	uint64_t uncounted;		/* pages that said "lost some" only, and malformed ones */
+};
+
+/* One reader per CPU of the session; -errno with why. */
+int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
+		struct rt_why *why);
+void rt_pump_free(struct rt_pump *pump);
+void rt_pump_set_sinks(struct rt_pump *pump, const struct rt_pump_sinks *sinks);
+
+/* One pass over every CPU: the pages read, or -errno (logged). max_pages 0: to the end. */
+int rt_pump_drain(struct rt_pump *pump, unsigned int max_pages);
+/* Whether a pass that took max_pages from every CPU may have left pages behind. */
+bool rt_pump_capped(const struct rt_pump *pump, int pages, unsigned int max_pages);
+/* Every CPU of a captured tree read to its end (live buffers never end). */
+bool rt_pump_all_eof(const struct rt_pump *pump);
+/* At most once a second: CPUs that went offline or came back, told to subscribers. */
+void rt_pump_check_cpus(struct rt_pump *pump);
+
+void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
+/* A line per CPU next to the kernel's own counters, for the log at the stop. */
+void rt_pump_report(const struct rt_pump *pump, struct rt_session *session);

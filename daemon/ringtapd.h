@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * ringtapd: the daemon's one context. main.c fills it module by module in
+ * the order they start and empties it in reverse; settings.c reads what it
+ * is told to do, loop.c runs the timers and the stop, reload.c applies a
+ * changed settings file. No other state is global.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "host.h"
+#include "server.h"
+#include "tracefs.h"
+
+struct rt_layout;
+struct rt_nats;
+struct rt_pump;
+
+struct ringtapd {
+	/* What to do (settings.c): the command line over the file over the defaults. */
+	const char *config_path;
+	bool config_path_given;
+	bool print_config;
+	bool exit_now;			/* --help or --version said all there is */
+	struct rt_config cli;		/* what the command line set: it beats the file */
+	struct rt_config cfg;		/* in force */
+	struct rt_session_opts opts;
+	struct rt_server_opts server_opts;
+	char **event_globs;		/* enabled from the start */
+	char **nats_globs;		/* what is published; NULL: no NATS */
+	bool to_stdout;
+	bool once;
+	unsigned int wait_subscribers;	/* read nothing until this many subscribed */
+	unsigned int text_flags;
+	unsigned int drain_ms;
+	unsigned int max_pages_per_pass;
+	unsigned int status_sec;
+	uint64_t duration_us;
+
+	/* The modules, in the order they start. */
+	struct rt_session *session;
+	struct rt_layout *layout;
+	struct rt_pump *pump;
+	sd_event *loop;
+	struct rt_server *server;
+	struct rt_host_id host_id;
+	struct rt_nats *nats;
+
+	/* The loop (loop.c). */
+	sd_event_source *drain_timer, *duration_timer, *status_timer;
+	bool stopping;			/* tracing is off; subscribers take the rest */
+	bool abandoned;			/* past the grace: the rest became Lost reports */
+	bool said_bye;			/* subscribers were sent the stream's last frame */
+	uint64_t stop_deadline;
+	uint64_t nats_deadline;		/* stopping: when unacknowledged publishes are given up */
+	uint64_t status_records, status_at;	/* at the last STATUS= */
+};
+
+/* settings.c: options, then the file; -EINVAL after the one message that says why. */
+int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv);
+/* Defaults, then the file, then the command line, into cfg. Logs what is wrong, once. */
+int ringtapd_load_config(struct ringtapd *d, struct rt_config *cfg);
+/* Points the session, server and loop options at the settings in force. */
+int ringtapd_apply_settings(struct ringtapd *d);
+/* "a,b,c" into a NULL-terminated list; -EINVAL for an empty one. */
+int ringtapd_split_list(const char *csv, char ***out);
+void ringtapd_release_settings(struct ringtapd *d);
+
+/* loop.c: signals, the drain timer, --duration and STATUS=; logs what fails. */
+int ringtapd_loop_start(struct ringtapd *d);
+/* Runs until the stop is done; 0, or -errno (already said in the log). */
+int ringtapd_loop_run(struct ringtapd *d);
+void ringtapd_loop_stop(struct ringtapd *d);
+/* Tracing off, every CPU read to the end, then subscribers get their grace. */
+void ringtapd_begin_stop(struct ringtapd *d);
+/* The losses per CPU and NATS's counts, in the log. */
+void ringtapd_report(struct ringtapd *d);
+
+/* reload.c: the SIGHUP handler. */
+int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
