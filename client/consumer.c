@@ -208,6 +208,29 @@ int rt_consumer_take(struct rt_consumer *c, Ringtap__Frame *f, struct ringtap_ev
 }
 
 
+int rt_consumer_welcome(struct rt_consumer *c, Ringtap__Frame *f, uint32_t version,
+			Ringtap__Encoding encoding)
+{
+	const Ringtap__Welcome *w = f->welcome;
+
+	if (f->msg_case != RINGTAP__FRAME__MSG_WELCOME)
+		return rt_consumer_fail(c, -EPROTO, "ringtapd answered the Hello with a %s frame",
+					rt_wire_frame_name(f));
+	if (w->version != version || w->encoding != encoding) {
+		const ProtobufCEnumValue *v =
+			protobuf_c_enum_descriptor_get_value(&ringtap__encoding__descriptor,
+							     (int)w->encoding);
+
+		return rt_consumer_fail(c, -EPROTO, "ringtapd chose version %" PRIu32 " and "
+					"encoding %s, which were not offered", w->version,
+					v ? v->name : "unknown");
+	}
+	if (!w->cpus || w->cpus > RT_CONSUMER_MAX_CPUS)
+		return rt_consumer_fail(c, -EPROTO, "a Welcome for %" PRIu32 " CPUs", w->cpus);
+	c->welcome = f;
+	return 0;
+}
+
 int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev)
 {
 	int ret;

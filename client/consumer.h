@@ -30,6 +30,17 @@ struct rt_consumer {
 	char errtext[256];
 };
 
+/* The most CPUs a Welcome may count: Linux's own bound (NR_CPUS with MAXSMP). */
+#define RT_CONSUMER_MAX_CPUS 8192
+
+/*
+ * The Welcome, checked: the version and encoding asked for, a CPU count
+ * within bounds. 0 and the frame taken; -EPROTO with the error set (the
+ * frame stays the caller's).
+ */
+int rt_consumer_welcome(struct rt_consumer *c, Ringtap__Frame *f, uint32_t version,
+			Ringtap__Encoding encoding);
+
 /*
  * Takes one frame (and its ownership). Returns 1 with an event (f is then
  * the current frame, or freed), 0 when the frame gave none (a Schema, kept;

@@ -408,17 +408,11 @@ static int read_answer(struct ringtap_client *c, const char *path, int timeout_m
 			       path);
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_WELCOME:
-		if (f->welcome->version != RINGTAP_PROTOCOL_VERSION ||
-		    f->welcome->encoding != c->encoding) {
-			ret = set_err(err, -EPROTO, "ringtapd chose version %" PRIu32
-				      " and encoding %s, which were not offered",
-				      f->welcome->version,
-				      enum_name(&ringtap__encoding__descriptor,
-						f->welcome->encoding));
-			break;
-		}
-		c->cons.welcome = f;
-		return 0;
+		ret = rt_consumer_welcome(&c->cons, f, RINGTAP_PROTOCOL_VERSION, c->encoding);
+		if (!ret)
+			return 0;
+		set_err(err, ret, "%s", c->cons.errtext);
+		break;
 	case RINGTAP__FRAME__MSG_REFUSAL:
 		ret = refusal_errno(f->refusal->reason);
 		if (err)

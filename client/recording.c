@@ -15,6 +15,7 @@
 int recording_open(struct recording *r, const char *path, bool tracedat)
 {
 	memset(r, 0, sizeof(*r));
+	r->msgs = stderr;
 	r->fd = -1;
 	r->path = path;
 	r->tracedat = tracedat;
@@ -25,7 +26,7 @@ int recording_open(struct recording *r, const char *path, bool tracedat)
 	if (tracedat ? r->fd < 0 : !r->out) {
 		int err = errno;
 
-		fprintf(stderr, "ringtap record: %s: %s\n", path, strerror(err));
+		fprintf(r->msgs, "ringtap record: %s: %s\n", path, strerror(err));
 		return -err;
 	}
 	return 0;
@@ -103,7 +104,7 @@ static uint64_t cpu_lost(const struct cpu_losses *l)
 /* "N pages, B bytes, L lost (cpuC L, ...)": the first few CPUs that lost any. */
 void recording_progress(const struct recording *r, bool last)
 {
-	bool tty = isatty(STDERR_FILENO);
+	bool tty = isatty(fileno(r->msgs));
 	char per_cpu[128] = "";
 	size_t n = 0;
 	unsigned int shown = 0;
@@ -122,7 +123,7 @@ void recording_progress(const struct recording *r, bool last)
 	}
 	if (shown && n < sizeof(per_cpu))
 		snprintf(per_cpu + n, sizeof(per_cpu) - n, ")");
-	fprintf(stderr, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
+	fprintf(r->msgs, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
 		" bytes, %" PRIu64 " lost%s%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
 		r->lost, per_cpu, tty && !last ? "" : "\n");
 }
@@ -176,7 +177,7 @@ static int start_tracedat(struct recording *r, const Ringtap__Welcome *w)
 	int ret;
 
 	if (!dir) {
-		fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		fprintf(r->msgs, "ringtap record: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	/* Spools next to the output: the same disk, the room it will need. */
@@ -189,7 +190,7 @@ static int start_tracedat(struct recording *r, const Ringtap__Welcome *w)
 	r->page_size = p.page_size;
 	ret = tracedat_open(&r->td, r->fd, &p);
 	if (ret) {
-		fprintf(stderr, "ringtap record: %s: a trace.dat for %u CPUs, %u-byte longs and "
+		fprintf(r->msgs, "ringtap record: %s: a trace.dat for %u CPUs, %u-byte longs and "
 			"%u-byte sub-buffers in %s: %s\n", r->path, p.cpus, p.long_size,
 			p.page_size, dir, strerror(-ret));
 		goto out;
@@ -197,7 +198,7 @@ static int start_tracedat(struct recording *r, const Ringtap__Welcome *w)
 	ret = tracedat_set_headers(r->td, l->header_page, strlen(l->header_page),
 				   l->header_event, strlen(l->header_event));
 	if (ret) {
-		fprintf(stderr, "ringtap record: the daemon's header texts: %s\n", strerror(-ret));
+		fprintf(r->msgs, "ringtap record: the daemon's header texts: %s\n", strerror(-ret));
 		goto out;
 	}
 	/* Without it trace-cmd takes a ns clock; a name it cannot hold changes nothing else. */
@@ -228,28 +229,28 @@ static int finish_tracedat(struct recording *r)
 		tracedat_set_cpu_stats(r->td, i, stats);
 	}
 	if (r->bad_formats)
-		fprintf(stderr, "ringtap record: %u event formats missing from %s: trace-cmd will "
+		fprintf(r->msgs, "ringtap record: %u event formats missing from %s: trace-cmd will "
 			"not name those events\n", r->bad_formats, r->path);
 	ret = tracedat_finish(r->td, &res);
 	if (!ret)
 		return 0;
 	if (!res.readable)
-		fprintf(stderr, "ringtap record: writing %s: %s; it is no usable trace.dat\n",
+		fprintf(r->msgs, "ringtap record: writing %s: %s; it is no usable trace.dat\n",
 			r->path, strerror(-ret));
 	else
-		fprintf(stderr, "ringtap record: writing %s: %s; trace-cmd reads the %" PRIu64
+		fprintf(r->msgs, "ringtap record: writing %s: %s; trace-cmd reads the %" PRIu64
 			" pages it holds, %" PRIu64 " more did not fit\n", r->path, strerror(-ret),
 			res.pages, res.pages_dropped);
 	return 1;
 }
 
-/* One page into the trace.dat; false (and why, on stderr) when the recording must stop. */
+/* One page into the trace.dat; false (and why, on msgs) when the recording must stop. */
 static bool add_page(struct recording *r, const struct ringtap_event *ev)
 {
 	int ret = tracedat_add_page(r->td, ev->cpu, ev->page->data, ev->page->len);
 
 	if (ret == -EINVAL) {
-		fprintf(stderr, "\nringtap record: a page of %zu bytes for cpu %u, where the "
+		fprintf(r->msgs, "\nringtap record: a page of %zu bytes for cpu %u, where the "
 			"Welcome's layout says %u\n", ev->page->len, ev->cpu, r->page_size);
 		return false;
 	}
@@ -268,7 +269,7 @@ int recording_start(struct recording *r, const Ringtap__Welcome *w)
 	r->cpus = w->cpus;
 	r->cpu = calloc(r->cpus ? r->cpus : 1, sizeof(*r->cpu));
 	if (!r->cpu) {
-		fprintf(stderr, "ringtap record: %s\n", strerror(ENOMEM));
+		fprintf(r->msgs, "ringtap record: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	return r->tracedat ? start_tracedat(r, w) : 0;
@@ -309,7 +310,7 @@ int recording_finish(struct recording *r)
 		return r->td ? finish_tracedat(r) : 1;
 	if (!r->write_error)
 		return 0;
-	fprintf(stderr, "ringtap record: writing %s: %s; the file holds at least the %" PRIu64
+	fprintf(r->msgs, "ringtap record: writing %s: %s; the file holds at least the %" PRIu64
 		" whole frames written before\n", r->path, strerror(r->write_error), r->frames);
 	return 1;
 }
@@ -323,7 +324,7 @@ int recording_close(struct recording *r)
 	tracedat_free(r->td);
 	free(r->cpu);
 	if (r->tracedat ? r->fd >= 0 && close(r->fd) : r->out && fclose(r->out)) {
-		fprintf(stderr, "ringtap record: closing %s: %s\n", r->path, strerror(errno));
+		fprintf(r->msgs, "ringtap record: closing %s: %s\n", r->path, strerror(errno));
 		ret = 1;
 	}
 	r->td = NULL;

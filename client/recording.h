@@ -33,6 +33,7 @@ struct cpu_losses {
 };
 
 struct recording {
+	FILE *msgs;			/* what goes wrong and the progress: stderr */
 	const char *path;
 	bool tracedat;
 	FILE *out;			/* protobuf */
@@ -51,7 +52,7 @@ struct recording {
 	unsigned int cpus;
 };
 
-/* Creates the file; -errno, with the reason on stderr. */
+/* Creates the file; -errno, with the reason on stderr (msgs, from then on). */
 int recording_open(struct recording *r, const char *path, bool tracedat);
 
 /* The taps (ringtap_client_opts.tap and .frame_tap, ctx the recording). */
@@ -70,7 +71,7 @@ bool recording_event(struct recording *r, const struct ringtap_event *ev);
 
 /* The buffered frames to disk: on a pause in the stream and once a second. */
 void recording_flush(struct recording *r);
-/* "N events, P pages, B bytes, L lost (cpuC L, ...)" on stderr. */
+/* "N events, P pages, B bytes, L lost (cpuC L, ...)" on msgs. */
 void recording_progress(const struct recording *r, bool last);
 
 /* Ends the file (trace.dat: stats, then the pages into place). The exit status: 0 or 1. */
