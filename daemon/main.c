@@ -146,16 +146,13 @@ static int start_nats(struct ringtapd *d)
 		.events = (const char *const *)d->nats_globs,
 		.max_pending = d->cfg.num[RT_CONF_NATS_MAX_PENDING],
 	};
-	int ret;
 
 	if (!d->nats_globs)
 		return 0;
 	rt_host_id_read(&d->host_id, d->session);
-	ret = rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
-			  (unsigned int)d->session->ncpus);
-	if (ret < 0)
-		rt_log(LOG_ERR, "NATS %s: %s", no.url, strerror(-ret));
-	return ret;
+	/* Says why itself when it fails. */
+	return rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
+			   (unsigned int)d->session->ncpus);
 }
 
 static int start_tracing(struct ringtapd *d)

@@ -33,7 +33,10 @@ struct rt_nats_stats {
 	uint64_t pending;	/* messages queued or unacknowledged */
 };
 
-/* Connects in the background: an unreachable server is retried, not an error. */
+/*
+ * Connects in the background: an unreachable server is retried, not an
+ * error. -errno after the one log line that says why.
+ */
 int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *opts, const struct rt_host *host,
 		const struct rt_layout *layout, unsigned int ncpus);
 /* Stops the publisher; what is still unacknowledged is logged, not waited for. */

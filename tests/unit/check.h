@@ -45,10 +45,13 @@ static int check_passes;
 		}                                                                          \
 	} while (0)
 
+/* A test that checked nothing proves nothing: it fails too. */
 static inline int check_exit(const char *name)
 {
 	printf("%s: %d checks passed, %d failed\n", name, check_passes, check_failures);
-	return check_failures ? 1 : 0;
+	if (!check_passes && !check_failures)
+		fprintf(stderr, "%s: no check ran\n", name);
+	return check_failures || !check_passes ? 1 : 0;
 }
 
 /* Reads a whole file; NULL and a message on failure. The caller frees. */
