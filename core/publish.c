@@ -145,7 +145,7 @@ fail:
 	return -ENOMEM;
 }
 
-static void free_list(struct rt_pub_msg *m)
+void rt_pub_msg_free_list(struct rt_pub_msg *m)
 {
 	while (m) {
 		struct rt_pub_msg *next = m->next;
@@ -159,7 +159,7 @@ void rt_publisher_free(struct rt_publisher *p)
 {
 	if (!p)
 		return;
-	free_list(p->page_head);
+	rt_pub_msg_free_list(p->page_head);
 	for (size_t i = 0; i < p->n_events; i++)
 		free(p->events[i].subject);
 	free(p->events);

@@ -30,6 +30,9 @@ struct rt_pub_msg {
 	uint8_t data[];
 };
 
+/* Frees a list of messages (next-linked). */
+void rt_pub_msg_free_list(struct rt_pub_msg *m);
+
 struct rt_publisher_sink {
 	bool (*room)(void *ctx);			/* one more message may go now */
 	void (*send)(void *ctx, struct rt_pub_msg *m);	/* takes m */

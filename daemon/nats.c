@@ -478,16 +478,6 @@ void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st)
 		st->unreported += atomic_load(&n->cpus[cpu].failed);
 }
 
-static void free_list(struct rt_pub_msg *m)
-{
-	while (m) {
-		struct rt_pub_msg *next = m->next;
-
-		free(m);
-		m = next;
-	}
-}
-
 void rt_nats_free(struct rt_nats *n)
 {
 	if (!n)
@@ -511,7 +501,7 @@ void rt_nats_free(struct rt_nats *n)
 	}
 	jsCtx_Destroy(n->js);
 	natsOptions_Destroy(n->nopts);
-	free_list(n->head);
+	rt_pub_msg_free_list(n->head);
 	rt_publisher_free(n->pub);
 	free(n->cpus);
 	free(n->url);
