@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "acl.h"
-#include "select.h"
+#include "glob.h"
 #include "util.h"
 
 struct acl_entry {

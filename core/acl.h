@@ -33,5 +33,5 @@ const char *const *rt_acl_lookup(const struct rt_acl *acl, const char *common_na
  * allowed globs cover. Conservative: false when unsure.
  */
 bool rt_acl_allows_glob(const char *const *allowed, const char *requested);
-/* Whether one event is covered (select.h's rt_glob_match with each allowed glob). */
+/* Whether one event is covered (glob.h's rt_glob_match with each allowed glob). */
 bool rt_acl_allows_event(const char *const *allowed, const char *system, const char *name);

@@ -8,7 +8,7 @@
 
 #include "layout.h"
 #include "publish.h"
-#include "select.h"
+#include "glob.h"
 #include "util.h"
 
 struct pub_event {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "acl.h"
 #include "filter.h"
+#include "glob.h"
 #include "layout.h"
 #include "select.h"
 #include "util.h"
@@ -63,23 +63,6 @@ void rt_catalogue_release(struct rt_catalogue *cat)
 	free(cat->events);
 	cat->events = NULL;
 	cat->n = 0;
-}
-
-bool rt_glob_match(const char *glob, const char *system, const char *name)
-{
-	const char *colon = strchr(glob, ':');
-	char sysglob[256];
-	size_t len;
-
-	if (!colon)
-		return !fnmatch(glob, name, 0);
-	len = (size_t)(colon - glob);
-	/* No system is named that long: such a glob matches nothing. */
-	if (len >= sizeof(sysglob))
-		return false;
-	memcpy(sysglob, glob, len);
-	sysglob[len] = '\0';
-	return !fnmatch(sysglob, system, 0) && !fnmatch(colon + 1, name, 0);
 }
 
 static int add_index(struct rt_selection *sel, size_t i)

@@ -4,12 +4,6 @@
  * select: which events a request names, and whether the rest of a
  * subscription holds, decided without touching the kernel.
  *
- * A glob is "system:event", each side matched on its own (fnmatch: '*',
- * '?', '[...]'), or a bare "event", which matches that event name in every
- * system. Every module that turns globs into events (subscriptions, the
- * configured events, NATS, the certificate's allowed globs) asks
- * rt_glob_match(), so one glob names the same events everywhere.
- *
  * A subscription is served in three steps: rt_select_events() checks the
  * request against the catalogue of events the kernel offers, the
  * certificate's allowed globs and max_events, and returns what to enable;
@@ -21,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "glob.h"
 #include "why.h"
 
 struct rt_layout;
@@ -44,7 +39,6 @@ int rt_catalogue_add(struct rt_catalogue *catalogue, const char *system, const c
 void rt_catalogue_sort(struct rt_catalogue *catalogue);
 void rt_catalogue_release(struct rt_catalogue *catalogue);
 
-bool rt_glob_match(const char *glob, const char *system, const char *name);
 
 /* Indices into a catalogue, ascending. */
 struct rt_selection {

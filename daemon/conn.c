@@ -135,6 +135,15 @@ bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu)
 	return !c->sub.cpus || (cpu < c->sub.ncpus && c->sub.cpus[cpu]);
 }
 
+unsigned int rt_server_subscribers(const struct rt_server *srv)
+{
+	unsigned int n = 0;
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->state == CONN_STREAMING;
+	return n;
+}
+
 /* Sends a last frame and closes once it is written. */
 static void conn_finish(struct rt_conn *c, struct rt_buf *frame)
 {

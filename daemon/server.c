@@ -105,15 +105,6 @@ void rt_server_free(struct rt_server *srv)
 	free(srv);
 }
 
-unsigned int rt_server_subscribers(const struct rt_server *srv)
-{
-	unsigned int n = 0;
-
-	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		n += c->state == CONN_STREAMING;
-	return n;
-}
-
 void rt_server_set_limits(struct rt_server *srv, size_t max_queue, unsigned int max_clients,
 			  unsigned int max_events)
 {
