@@ -60,6 +60,7 @@ struct ctx {
 	bool text;
 	bool encode;
 	struct rt_buf packed;
+	struct rt_record_encoder *encoder;
 };
 
 static int on_record(const struct rt_record *rec, void *p)
@@ -74,7 +75,7 @@ static int on_record(const struct rt_record *rec, void *p)
 	if (c->encode && rec->event) {
 		/* What the daemon does once per record for its decoded subscribers. */
 		c->packed.len = 0;
-		rt_encode_record(rec, c->layout, false, NULL, &c->packed);
+		rt_record_encoder_put(c->encoder, rec, &c->packed);
 	}
 	return 0;
 }
@@ -123,6 +124,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	c.layout = l;
+	if (rt_record_encoder_new(&c.encoder, l, false, NULL))
+		return 1;
 	trace_seq_init(&c.seq);
 
 	for (int mode = 0; mode < 3; mode++) {
@@ -227,6 +230,7 @@ int main(int argc, char **argv)
 out:
 	trace_seq_destroy(&c.seq);
 	rt_buf_free(&c.packed);
+	rt_record_encoder_free(c.encoder);
 	free(pages[0]);
 	free(pages[1]);
 	rt_decoder_free(d);

@@ -4,14 +4,14 @@
 #include <string.h>
 
 #include <event-parse.h>
-#include <kbuffer.h>
 
 #include "decode.h"
 
 /*
  * The commit word's flag bits and the event header's type_len values are
  * the ring buffer's ABI (kernel/trace/ring_buffer.c), which kbuffer also
- * decodes; layout.c checks that header_event announces these values.
+ * decodes; layout.c checks that header_event announces these values and
+ * that kbuffer finds the page header where header_page says it is.
  */
 #define COMMIT_MISSED_EVENTS	(1ULL << 31)
 #define COMMIT_MISSED_STORED	(1ULL << 30)
@@ -21,11 +21,22 @@
 #define TYPE_TIME_EXTEND	30
 #define TYPE_TIME_STAMP		31
 
+/* Absolute time stamps lack the top 5 bits: they come from the running time. */
+#define TS_ABSOLUTE_MSB		(0xf8ULL << 56)
+
+/* Where a page's records are, found by one walk before any is passed on. */
+struct slot {
+	uint32_t offset;	/* of the record's payload, in the data */
+	uint32_t size;
+	uint64_t timestamp;
+};
+
 struct rt_decoder {
 	const struct rt_layout *layout;
-	struct kbuffer *kbuf;
-	uint8_t *page;		/* private copy with zeroed slack, so nothing reads past it */
-	size_t page_alloc;
+	struct slot *slots;		/* room for a sub-buffer full of records */
+	size_t n_slots;
+	struct tep_event **events;	/* by id, looked up once; NULL: not yet */
+	size_t n_events;
 };
 
 int rt_decoder_new(struct rt_decoder **out, const struct rt_layout *layout)
@@ -35,11 +46,10 @@ int rt_decoder_new(struct rt_decoder **out, const struct rt_layout *layout)
 	if (!d)
 		return -ENOMEM;
 	d->layout = layout;
-	d->page_alloc = layout->sub_buffer_size + 2 * sizeof(uint64_t);
-	d->page = calloc(1, d->page_alloc);
-	d->kbuf = kbuffer_alloc(layout->long_size == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
-				layout->big_endian ? KBUFFER_ENDIAN_BIG : KBUFFER_ENDIAN_LITTLE);
-	if (!d->page || !d->kbuf) {
+	/* The smallest record is a header word and one of payload. */
+	d->n_slots = layout->sub_buffer_size / 8 + 1;
+	d->slots = calloc(d->n_slots, sizeof(*d->slots));
+	if (!d->slots) {
 		rt_decoder_free(d);
 		return -ENOMEM;
 	}
@@ -51,62 +61,115 @@ void rt_decoder_free(struct rt_decoder *d)
 {
 	if (!d)
 		return;
-	kbuffer_free(d->kbuf);
-	free(d->page);
+	free(d->slots);
+	free(d->events);
 	free(d);
 }
 
-/*
- * Walks the record chain exactly as kbuffer will, on the same zero-padded
- * copy, proving that every step moves forward and that every data record
- * ends inside the committed data. kbuffer computes lengths in int: a length
- * word read as negative would send it backwards, forever.
- */
-static const char *validate_records(const struct rt_layout *l, const uint8_t *data,
-				    unsigned int size, unsigned int *records)
+/* The layout's event for an id, cached: records of a few events come by the million. */
+static struct tep_event *event_for(struct rt_decoder *d, unsigned int id)
 {
-	uint64_t pos = 0;
+	struct tep_event *ev;
 
-	*records = 0;
+	if (id < d->n_events && d->events[id])
+		return d->events[id];
+	ev = tep_find_event(d->layout->tep, (int)id);
+	/* Events are only ever added to a layout: a miss is asked again, a hit is kept. */
+	if (ev && id < 65536) {
+		if (id >= d->n_events) {
+			size_t n = id + 64;
+			struct tep_event **grown = realloc(d->events, n * sizeof(*grown));
+
+			if (!grown)
+				return ev;
+			memset(grown + d->n_events, 0, (n - d->n_events) * sizeof(*grown));
+			d->events = grown;
+			d->n_events = n;
+		}
+		d->events[id] = ev;
+	}
+	return ev;
+}
+
+/*
+ * Walks the record chain of the committed data once, proving that every
+ * step moves forward and that every data record ends inside the data, and
+ * notes each record's place, size and time stamp. Nothing is passed on
+ * before the whole page is proven: a page is delivered whole or not at all.
+ * The sizes and time stamps are kbuffer's: payloads rounded up to 4 bytes,
+ * deltas of 27 bits, extended by TIME_EXTEND, replaced by TIME_STAMP.
+ */
+static const char *walk_records(const struct rt_layout *l, const uint8_t *data, uint32_t size,
+				uint64_t ts, struct slot *slots, unsigned int *records)
+{
+	uint32_t pos = 0, n = 0;
+
 	while (pos < size) {
-		uint32_t word, type_len, len;
-		uint64_t next;
+		uint32_t word, type_len, delta, len;
+		uint64_t next, extend;
 
+		if (pos + 4 > size)
+			return "record header crosses the end of the data";
 		word = (uint32_t)rt_layout_read_uint(l, data + pos, 4);
-		type_len = l->big_endian ? word >> (32 - TYPE_LEN_BITS) :
-					   word & ((1u << TYPE_LEN_BITS) - 1);
+		if (l->big_endian) {
+			type_len = word >> (32 - TYPE_LEN_BITS);
+			delta = word & ((1u << (32 - TYPE_LEN_BITS)) - 1);
+		} else {
+			type_len = word & ((1u << TYPE_LEN_BITS) - 1);
+			delta = word >> TYPE_LEN_BITS;
+		}
 		switch (type_len) {
 		case TYPE_PADDING:
-			/* Its length may lie past the commit (read as 0 there). */
+			/* Its length may lie past the commit: the rest is padding then. */
+			if (pos + 8 > size)
+				goto done;
 			len = (uint32_t)rt_layout_read_uint(l, data + pos + 4, 4);
 			if (len > INT32_MAX)
 				return "padding length out of range";
-			next = pos + 4 + len;
+			next = (uint64_t)pos + 4 + len;
 			if (next >= size)
-				return NULL;	/* the rest of the page is padding */
+				goto done;	/* the rest of the page is padding */
+			/* A discarded event still moves time on. */
+			ts += delta;
 			break;
 		case TYPE_TIME_EXTEND:
 		case TYPE_TIME_STAMP:
-			next = pos + 8;
+			/* A time record carries no event: one cut off at the end ends the data. */
+			if (pos + 8 > size)
+				goto done;
+			extend = rt_layout_read_uint(l, data + pos + 4, 4) << (32 - TYPE_LEN_BITS);
+			extend += delta;
+			if (type_len == TYPE_TIME_STAMP)
+				ts = extend | (ts & TS_ABSOLUTE_MSB);
+			else
+				ts += extend;
+			next = (uint64_t)pos + 8;
 			break;
 		case 0:
+			if (pos + 8 > size)
+				return "record crosses the end of the data";
 			len = (uint32_t)rt_layout_read_uint(l, data + pos + 4, 4);
 			if (len < 4 || len > size)
 				return "record length out of range";
-			next = pos + 8 + (((uint64_t)len - 4 + 3) & ~3ULL);
+			len = (len - 4 + 3) & ~3u;
+			next = (uint64_t)pos + 8 + len;
 			if (next > size)
 				return "record crosses the end of the data";
-			++*records;
+			ts += delta;
+			slots[n++] = (struct slot){ pos + 8, len, ts };
 			break;
 		default:
-			next = pos + 4 + 4ULL * type_len;
+			next = (uint64_t)pos + 4 + 4ULL * type_len;
 			if (next > size)
 				return "record crosses the end of the data";
-			++*records;
+			ts += delta;
+			slots[n++] = (struct slot){ pos + 4, 4 * type_len, ts };
 			break;
 		}
-		pos = next;
+		pos = (uint32_t)next;
 	}
+done:
+	*records = n;
 	return NULL;
 }
 
@@ -156,55 +219,37 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 		   rt_record_fn fn, void *ctx, struct rt_page_result *r)
 {
 	const struct rt_layout *l = d->layout;
-	unsigned long long ts;
-	unsigned int counted;
-	void *data;
+	const uint8_t *data = (const uint8_t *)buf + l->page_data.offset;
+	unsigned int n;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->error = check_page(d, buf, len, r);
 	if (r->error)
 		return -EBADMSG;
-	/*
-	 * A private copy, zeroed past the commit: the bytes there are stale
-	 * records (or the stored missed count, already read), and kbuffer reads
-	 * a padding record's length from them.
-	 */
-	memcpy(d->page, buf, l->page_data.offset + r->data_size);
-	memset(d->page + l->page_data.offset + r->data_size, 0,
-	       d->page_alloc - l->page_data.offset - r->data_size);
-	r->error = validate_records(l, d->page + l->page_data.offset, r->data_size, &counted);
+	r->error = walk_records(l, data, r->data_size, r->timestamp, d->slots, &n);
 	if (r->error)
 		return -EBADMSG;
 	if (!fn) {
 		/* Checked and counted is all a page passed on whole needs. */
-		r->records = counted;
+		r->records = n;
 		return 0;
 	}
-	if (kbuffer_load_subbuffer(d->kbuf, d->page)) {
-		r->error = "kbuffer refused the page";
-		return -EBADMSG;
-	}
-	for (data = kbuffer_read_event(d->kbuf, &ts); data; data = kbuffer_next_event(d->kbuf, &ts)) {
+	for (unsigned int i = 0; i < n; i++) {
 		struct rt_record rec = {
-			.timestamp = ts,
+			.timestamp = d->slots[i].timestamp,
 			.cpu = cpu,
-			.data = data,
+			.data = data + d->slots[i].offset,
+			.size = d->slots[i].size,
 		};
-		int size = kbuffer_event_size(d->kbuf);
 
-		if (size < 0 || (const uint8_t *)data + size > d->page + l->page_data.offset + r->data_size) {
-			r->error = "kbuffer returned a record outside the data";
-			return -EBADMSG;
-		}
-		rec.size = (unsigned int)size;
 		if (rec.size < l->common_type->offset + l->common_type->size) {
 			r->error = "record shorter than the common header";
 			return -EBADMSG;
 		}
 		rec.type = (unsigned int)rt_layout_read_uint(l, rec.data + l->common_type->offset,
 							     l->common_type->size);
-		rec.event = tep_find_event(l->tep, (int)rec.type);
+		rec.event = event_for(d, rec.type);
 		if (!rec.event)
 			r->unknown++;
 		r->records++;

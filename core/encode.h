@@ -29,10 +29,29 @@ int rt_buf_put_varint(struct rt_buf *b, uint64_t v);
 void rt_buf_free(struct rt_buf *b);
 
 /*
- * Appends the record as Batch.records wants it (field tag, length, packed
- * Record) to out. Values follow the event's format; common fields only
- * with common set; with only (NULL-terminated names), only those fields.
+ * A record encoder: one way of sending records (with the common fields or
+ * not; every field, or only those named), with a plan per event compiled
+ * from its format the first time a record of it comes. The daemon keeps one
+ * per way its subscribers asked for, so a record is encoded once per way
+ * and its bytes copied into each subscriber's Batch.
  */
+struct rt_record_encoder;
+
+int rt_record_encoder_new(struct rt_record_encoder **out, const struct rt_layout *layout,
+			  bool common, const char *const *only);
+void rt_record_encoder_free(struct rt_record_encoder *e);
+/* Whether it sends records that way (only: NULL-terminated names, or NULL). */
+bool rt_record_encoder_is(const struct rt_record_encoder *e, bool common,
+			  const char *const *only);
+/*
+ * Appends the record as Batch.records wants it (field tag, length, packed
+ * Record) to out: values typed as the event's format says. -EINVAL for a
+ * record whose event the layout does not know, -ENOMEM.
+ */
+int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *rec,
+			  struct rt_buf *out);
+
+/* The same through an encoder made for this one record (tests, tools). */
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout, bool common,
 		     const char *const *only, struct rt_buf *out);
 

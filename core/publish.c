@@ -37,6 +37,7 @@ struct rt_publisher {
 	struct rt_pub_msg *page_head, **page_tail;
 	unsigned int page_cpu;
 	struct rt_buf scratch, packed;
+	struct rt_record_encoder *encoder;	/* records as the socket's DECODED sends them */
 	uint64_t records, dropped, failed;
 };
 
@@ -132,7 +133,7 @@ int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint
 	for (size_t i = 0; p->globs && i < n; i++)
 		if (!(p->globs[i] = strdup(globs[i])))
 			goto fail;
-	if (!p->cpus || !p->globs ||
+	if (!p->cpus || !p->globs || rt_record_encoder_new(&p->encoder, layout, false, NULL) ||
 	    asprintf(&p->subject_lost, "ringtap.%s._lost", p->host_token) < 0 ||
 	    asprintf(&p->subject_hello, "ringtap.%s._hello", p->host_token) < 0 ||
 	    asprintf(&p->subject_all, "ringtap.%s.>", p->host_token) < 0)
@@ -170,6 +171,7 @@ void rt_publisher_free(struct rt_publisher *p)
 	free(p->subject_all);
 	rt_buf_free(&p->scratch);
 	rt_buf_free(&p->packed);
+	rt_record_encoder_free(p->encoder);
 	free(p);
 }
 
@@ -289,7 +291,7 @@ void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec)
 		return;
 	if (e->schema_sent || !send_schema(p, e, rec->event, rec->cpu)) {
 		p->scratch.len = 0;
-		if (!rt_encode_record(rec, p->layout, false, NULL, &p->scratch))
+		if (!rt_record_encoder_put(p->encoder, rec, &p->scratch))
 			m = wrap(p, e->subject, rec->cpu, RINGTAP__PUBLISHED__MSG_RECORD, false);
 	}
 	p->cpus[rec->cpu].seq++;

@@ -33,6 +33,7 @@ static const Ringtap__Encoding offered[] = {
 
 static void free_selection(struct rt_conn *c)
 {
+	fanout_release_encoding(c);
 	rt_strv_free(c->only);
 	c->only = NULL;
 	if (c->filter)
@@ -255,6 +256,8 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 	if (!ret)
 		ret = rt_subscriber_select_pids(&c->sub, sub->pids, sub->n_pids);
 	c->common = sub->has_common_fields && sub->common_fields;
+	if (!ret)
+		ret = fanout_choose_encoding(c);
 	rt_selection_release(&sel);
 	return ret < 0 ? ret : 0;
 }

@@ -44,6 +44,20 @@ struct tep_event_filter;
 
 enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 
+/*
+ * One way of sending decoded records (common fields or not, a projection
+ * or not), shared by every DECODED connection that asked for it: a record
+ * is encoded once per way and its bytes copied into each one's Batch.
+ */
+struct conn_encoding {
+	struct conn_encoding *next;
+	struct rt_record_encoder *encoder;
+	unsigned int users;
+	struct rt_buf packed;		/* the current record, this way */
+	uint64_t record;		/* which record packed holds (the server's count) */
+	bool failed;			/* it could not be encoded */
+};
+
 struct rt_conn {
 	struct rt_server *srv;
 	struct rt_conn *next;
@@ -66,6 +80,7 @@ struct rt_conn {
 	const struct rt_legacy_layout *legacy;	/* with FIXED */
 	struct tep_event_filter *filter;	/* NULL: every record of the selection */
 	char **only;			/* projection, NULL-terminated; NULL: every field */
+	struct conn_encoding *way;	/* DECODED: how its records are encoded */
 	pid_t pid;
 	uid_t uid;
 	char name[160];
@@ -101,10 +116,12 @@ struct rt_server {
 	struct rt_session *session;
 	struct rt_layout *layout;
 	struct rt_host_id id;
-	struct rt_buf packed;		/* the current record, as sent */
-	struct rt_buf packed_common;	/* the same with common fields */
-	struct rt_buf packed_fixed;	/* the same in the legacy layout */
-	struct rt_buf packed_projected;	/* for one connection's projection */
+	struct conn_encoding *ways;	/* every way DECODED connections asked for */
+	uint64_t records;		/* records fanned out: which one is current */
+	struct rt_buf packed_fixed;	/* the current record in the legacy layout */
+	uint64_t packed_fixed_record;	/* which record packed_fixed holds; 0: none */
+	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
+	size_t legacy_scratch_size;
 };
 
 /* listener.c */
@@ -129,6 +146,9 @@ int conn_push_schema(struct rt_conn *c, const struct tep_event *ev);
 bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu);
 /* An allocation failed for c: what it lost is counted already; said once. */
 void conn_out_of_memory(struct rt_conn *c, const char *what);
+/* fanout.c: the way c's records are encoded, found or made (c->common, c->only). */
+int fanout_choose_encoding(struct rt_conn *c);
+void fanout_release_encoding(struct rt_conn *c);
 /* The i-th event the session enabled, as the layout knows it; NULL if it does not. */
 struct tep_event *server_enabled_event(struct rt_server *srv, size_t i);
 uint64_t server_clock_ns(clockid_t id);

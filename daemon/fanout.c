@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event-parse.h>
 
@@ -18,40 +19,88 @@
 #include "server.h"
 #include "tracefs.h"
 
-/* Packs the record as this connection's encoding sends it, once per record. */
-static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
-				 const struct rt_record *rec, unsigned int *done)
+int fanout_choose_encoding(struct rt_conn *c)
 {
-	unsigned int kind = c->encoding == RINGTAP__ENCODING__FIXED ? 2 : c->common ? 1 : 0;
-	struct rt_buf *b = kind == 2 ? &srv->packed_fixed : kind ? &srv->packed_common : &srv->packed;
+	struct rt_server *srv = c->srv;
+	const char *const *only = (const char *const *)c->only;
+	struct conn_encoding *w;
 	int ret;
 
-	/* A projection is this connection's own: packed for it alone. */
-	if (c->only) {
-		srv->packed_projected.len = 0;
-		if (rt_encode_record(rec, srv->layout, c->common, (const char *const *)c->only,
-				     &srv->packed_projected))
-			return NULL;
-		return &srv->packed_projected;
+	fanout_release_encoding(c);
+	if (c->encoding != RINGTAP__ENCODING__DECODED)
+		return 0;
+	for (w = srv->ways; w; w = w->next)
+		if (rt_record_encoder_is(w->encoder, c->common, only))
+			break;
+	if (!w) {
+		w = calloc(1, sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		ret = rt_record_encoder_new(&w->encoder, srv->layout, c->common, only);
+		if (ret) {
+			free(w);
+			return ret;
+		}
+		w->next = srv->ways;
+		srv->ways = w;
 	}
-	if (*done & (1u << kind))
-		return b;
-	b->len = 0;
-	if (kind == 2) {
-		/* A record fits a sub-buffer; its legacy form adds at most a header and alignment. */
-		size_t size = srv->layout->sub_buffer_size + c->legacy->header_size + RT_LEGACY_SLACK;
-		uint8_t *out = malloc(size);
-		int n = out ? rt_legacy_rewrite(c->legacy, rec, srv->layout, out, size) : -ENOMEM;
+	w->users++;
+	c->way = w;
+	return 0;
+}
 
-		ret = n < 0 ? n : rt_encode_fixed_record(rec->timestamp, out, (size_t)n, b);
-		free(out);
-	} else {
-		ret = rt_encode_record(rec, srv->layout, kind == 1, NULL, b);
+void fanout_release_encoding(struct rt_conn *c)
+{
+	struct conn_encoding *w = c->way;
+
+	c->way = NULL;
+	if (!w || --w->users)
+		return;
+	for (struct conn_encoding **p = &c->srv->ways; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	rt_record_encoder_free(w->encoder);
+	rt_buf_free(&w->packed);
+	free(w);
+}
+
+/* The record as this connection's encoding sends it, encoded once per record and way. */
+static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
+				 const struct rt_record *rec)
+{
+	struct conn_encoding *w = c->way;
+	int n;
+
+	if (c->encoding != RINGTAP__ENCODING__FIXED) {
+		if (w->record != srv->records) {
+			w->record = srv->records;
+			w->packed.len = 0;
+			w->failed = rt_record_encoder_put(w->encoder, rec, &w->packed) != 0;
+		}
+		return w->failed ? NULL : &w->packed;
 	}
-	if (ret)
+	if (srv->packed_fixed_record == srv->records)
+		return srv->packed_fixed.len ? &srv->packed_fixed : NULL;
+	srv->packed_fixed_record = srv->records;
+	srv->packed_fixed.len = 0;
+	/* A record fits a sub-buffer; its legacy form adds at most a header and alignment. */
+	if (!srv->legacy_scratch) {
+		srv->legacy_scratch_size = srv->layout->sub_buffer_size + c->legacy->header_size +
+					   RT_LEGACY_SLACK;
+		srv->legacy_scratch = malloc(srv->legacy_scratch_size);
+		if (!srv->legacy_scratch)
+			return NULL;
+	}
+	n = rt_legacy_rewrite(c->legacy, rec, srv->layout, srv->legacy_scratch,
+			      srv->legacy_scratch_size);
+	if (n < 0 || rt_encode_fixed_record(rec->timestamp, srv->legacy_scratch, (size_t)n,
+					    &srv->packed_fixed)) {
+		srv->packed_fixed.len = 0;
 		return NULL;
-	*done |= 1u << kind;
-	return b;
+	}
+	return &srv->packed_fixed;
 }
 
 static bool filter_passes(const struct rt_conn *c, const struct rt_record *rec)
@@ -70,10 +119,11 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 {
 	const struct rt_field_desc *pidf = srv->layout->common_pid;
 	uint64_t pid = 0;
-	unsigned int done = 0;
 
 	if (!rec->event)
 		return;
+	/* A new record: every way's bytes are stale. */
+	srv->records++;
 	if (pidf)
 		rt_record_read_common(rec, srv->layout, pidf, &pid);
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
@@ -89,7 +139,7 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 			conn_out_of_memory(c, "for a Schema");
 			continue;
 		}
-		b = packed_for(srv, c, rec, &done);
+		b = packed_for(srv, c, rec);
 		if (!b || rt_subscriber_add(&c->sub, rec, b->data, b->len)) {
 			/* Counted and reported to it like any other drop. */
 			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);

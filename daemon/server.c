@@ -98,10 +98,8 @@ void rt_server_free(struct rt_server *srv)
 		conn_close(srv->conns, "daemon stopping");
 	listener_close(srv);
 	sd_event_source_disable_unref(srv->heartbeat);
-	rt_buf_free(&srv->packed);
-	rt_buf_free(&srv->packed_common);
 	rt_buf_free(&srv->packed_fixed);
-	rt_buf_free(&srv->packed_projected);
+	free(srv->legacy_scratch);
 	free(srv);
 }
 
