@@ -20,9 +20,12 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "format.h"
 #include "layout.h"
 #include "text.h"
 #include "tracefs.h"
+#include "view.h"
+#include "wire.h"
 
 static double now_ns(void)
 {
@@ -80,6 +83,141 @@ static int on_record(const struct rt_record *rec, void *p)
 	return 0;
 }
 
+/* Every page's records as the daemon sends them: one Batch frame (its payload) per page. */
+struct frames {
+	struct rt_buf *batch;	/* the Frame payload of each page */
+	size_t n;
+	struct ctx *c;
+	struct rt_buf records;
+};
+
+static int collect(const struct rt_record *rec, void *p)
+{
+	struct frames *f = p;
+
+	if (rec->event)
+		rt_record_encoder_put(f->c->encoder, rec, &f->records);
+	return 0;
+}
+
+/*
+ * The client's side of the decoded stream: the same pages' records
+ * encoded once (setup, outside the rounds), then each round reads every
+ * Batch (modes view, line: in place; unpack, unpack-line: protobuf-c) and,
+ * for the line modes, formats `ringtap stream`'s text line of each record.
+ */
+static int client_side(struct ctx *c, struct rt_decoder *d, const struct rt_layout *l,
+		       uint8_t *pages[2], size_t lens[2], int rounds, int only, double ns[4])
+{
+	struct frames f = { .c = c };
+	struct rt_host host = { "bench", "6.1", "b00t", 2, "local" };
+	struct rt_buf b = { 0 };
+	Ringtap__Welcome *welcome;
+	Ringtap__Schema *schemas[4096] = { 0 };
+	struct rt_value vals[256];
+	char line[1024];
+
+	/* The Welcome's layout and every event's Schema, as a client holds them. */
+	const uint8_t *msg;
+	size_t msg_len;
+
+	if (rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, &host, l, &b) ||
+	    rt_encode_inner(&b, true, &msg, &msg_len))
+		return 1;
+	welcome = ringtap__welcome__unpack(NULL, msg_len, msg);
+	for (int i = 0; i < tep_get_events_count(l->tep); i++) {
+		struct tep_event *ev = tep_get_event(l->tep, i);
+		struct rt_buf sb = { 0 };
+		const uint8_t *inner;
+		size_t len;
+
+		if (ev->id < 0 || ev->id >= 4096 || rt_encode_schema_frame(ev, NULL, NULL, NULL, &sb) ||
+		    rt_encode_inner(&sb, true, &inner, &len))
+			return 1;
+		schemas[ev->id] = ringtap__schema__unpack(NULL, len, inner);
+		rt_buf_free(&sb);
+	}
+	rt_buf_free(&b);
+	if (!welcome)
+		return 1;
+	for (int cpu = 0; cpu < 2; cpu++)
+		for (size_t off = 0; off < lens[cpu]; off += l->sub_buffer_size) {
+			struct rt_page_result res;
+			struct rt_frame_parts parts;
+			struct rt_buf *frame;
+
+			f.records.len = 0;
+			rt_decode_page(d, cpu, pages[cpu] + off, l->sub_buffer_size, collect, &f,
+				       &res);
+			if (rt_encode_batch_parts(RINGTAP__FRAME__MSG_BATCH, (unsigned int)cpu,
+						  &f.records, &parts))
+				return 1;
+			f.batch = realloc(f.batch, (f.n + 1) * sizeof(*f.batch));
+			frame = &f.batch[f.n++];
+			memset(frame, 0, sizeof(*frame));
+			for (unsigned int i = 0; i < parts.n; i++)
+				rt_buf_put(frame, parts.iov[i].iov_base, parts.iov[i].iov_len);
+		}
+	for (int mode = 4; mode < 8; mode++) {
+		unsigned long long events = 0;
+		double t;
+
+		if (only >= 0 && mode != only)
+			continue;
+		t = now_ns();
+		for (int r = 0; r < rounds; r++)
+			for (size_t i = 0; i < f.n; i++) {
+				const uint8_t *payload, *batch;
+				uint64_t flen;
+				size_t blen;
+				int used = rt_wire_varint_decode(f.batch[i].data, f.batch[i].len, &flen);
+
+				payload = f.batch[i].data + used;
+				if (mode < 6) {
+					struct rt_batch_view bv;
+					struct rt_record_view rec;
+
+					if (rt_view_frame_batch(payload, flen, &batch, &blen) != 1 ||
+					    rt_batch_view_open(&bv, batch, blen))
+						return 1;
+					while (rt_batch_view_next(&bv, &rec, vals, 256) == 1) {
+						events++;
+						if (mode == 5)
+							rt_format_view(line, sizeof(line),
+								       welcome->layout, bv.cpu,
+								       &rec, schemas[rec.event_id],
+								       0);
+					}
+				} else {
+					Ringtap__Frame *fr = ringtap__frame__unpack(NULL, flen, payload);
+
+					for (size_t k = 0; fr && k < fr->batch->n_records; k++) {
+						const Ringtap__Record *rec = fr->batch->records[k];
+
+						events++;
+						if (mode == 7)
+							rt_format_record(line, sizeof(line),
+									 welcome->layout,
+									 fr->batch->cpu, rec,
+									 schemas[rec->event_id], 0);
+					}
+					ringtap__frame__free_unpacked(fr, NULL);
+				}
+			}
+		ns[mode - 4] = (now_ns() - t) / (double)events;
+		c->events = events;
+	}
+	for (size_t i = 0; i < f.n; i++)
+		rt_buf_free(&f.batch[i]);
+	free(f.batch);
+	rt_buf_free(&f.records);
+	for (int i = 0; i < 4096; i++)
+		if (schemas[i])
+			ringtap__schema__free_unpacked(schemas[i], NULL);
+	ringtap__welcome__free_unpacked(welcome, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
@@ -95,16 +233,18 @@ int main(int argc, char **argv)
 	size_t lens[2];
 	struct ctx c = { 0 };
 	double t, ns_decode = 0, ns_text = 0, ns_encode = 0, ns_tep = 0;
+	double ns_view = 0, ns_line = 0, ns_unpack = 0, ns_unpack_line = 0;
 	unsigned long long n_tep = 0;
-	static const char *const modes[] = { "decode", "text", "encode", "tep" };
+	static const char *const modes[] = { "decode", "text", "encode", "tep", "view", "line",
+					     "unpack", "unpack-line" };
 	int only = -1;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS [decode|text|encode|tep]]\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS [decode|text|encode|tep|view|line|"
+			"unpack|unpack-line]]\n", argv[0]);
 		return 2;
 	}
-	for (int m = 0; argc > 3 && m < 4; m++)
+	for (int m = 0; argc > 3 && m < 8; m++)
 		if (!strcmp(argv[3], modes[m]))
 			only = m;
 	if (argc > 3 && only < 0) {
@@ -129,7 +269,7 @@ int main(int argc, char **argv)
 	trace_seq_init(&c.seq);
 
 	for (int mode = 0; mode < 3; mode++) {
-		if (only >= 0 && mode != only)
+		if ((only >= 0 && mode != only) || only >= 4)
 			continue;
 		c.text = mode == 1;
 		c.encode = mode == 2;
@@ -217,6 +357,16 @@ int main(int argc, char **argv)
 		kbuffer_free(kb);
 		tep_free(peer);
 	}
+	if (only < 0 || only >= 4) {
+		double ns[4];
+
+		if (client_side(&c, d, l, pages, lens, rounds, only, ns))
+			return 1;
+		ns_view = ns[0];
+		ns_line = ns[1];
+		ns_unpack = ns[2];
+		ns_unpack_line = ns[3];
+	}
 	printf("decode-bench: %s, %llu events per round, %d rounds\n", argv[1],
 	       (only == 3 ? n_tep : c.events) / rounds, rounds);
 	if (only >= 0)
@@ -227,6 +377,10 @@ int main(int argc, char **argv)
 	printf("%-44s %8.1f ns/event (%llu events per round)\n",
 	       "libtraceevent kbuffer + tep_print_event", ns_tep, n_tep / rounds);
 	printf("ratio ringtap text / libtraceevent print: %.2f\n", ns_text / ns_tep);
+	printf("%-44s %8.1f ns/event\n", "client: Batch records read in place", ns_view);
+	printf("%-44s %8.1f ns/event\n", "client: read in place + text line", ns_line);
+	printf("%-44s %8.1f ns/event\n", "client: Batch unpacked by protobuf-c", ns_unpack);
+	printf("%-44s %8.1f ns/event\n", "client: unpacked + text line", ns_unpack_line);
 out:
 	trace_seq_destroy(&c.seq);
 	rt_buf_free(&c.packed);

@@ -75,6 +75,7 @@ static void drop_current(struct rt_consumer *c)
 		ringtap__frame__free_unpacked(c->cur, NULL);
 	c->cur = NULL;
 	c->batch_next = 0;
+	c->in_place = false;
 }
 
 static int check_cpu(struct rt_consumer *c, uint32_t cpu, const char *what)
@@ -86,32 +87,75 @@ static int check_cpu(struct rt_consumer *c, uint32_t cpu, const char *what)
 }
 
 /* The next record of the Batch in cur as an event; 0 when there is none left. */
+/* What the daemon promises of a Record: its Schema came first, and its values fit it. */
+static int check_record(struct rt_consumer *c, uint32_t event_id, size_t n_fields,
+			size_t n_common, const Ringtap__Schema **out)
+{
+	const struct schema_slot *s = find_schema(c, event_id);
+	const Ringtap__Schema *schema;
+
+	if (!s)
+		return rt_consumer_fail(c, -EPROTO, "a Record of event id %" PRIu32 " before its "
+					"Schema", event_id);
+	schema = s->frame->schema;
+	if (n_fields != schema->n_fields)
+		return rt_consumer_fail(c, -EPROTO, "a Record of %s:%s with %zu values for %zu "
+					"fields", schema->system, schema->name, n_fields,
+					schema->n_fields);
+	if (n_common > c->welcome->welcome->layout->n_common_fields)
+		return rt_consumer_fail(c, -EPROTO, "a Record with %zu common values for %zu common "
+					"fields", n_common,
+					c->welcome->welcome->layout->n_common_fields);
+	*out = schema;
+	return 0;
+}
+
 static int next_record(struct rt_consumer *c, struct ringtap_event *ev)
 {
 	const Ringtap__Batch *b = c->cur->batch;
 	const Ringtap__Record *r;
-	const struct schema_slot *s;
-	const Ringtap__Schema *schema;
-	size_t n_common = c->welcome->welcome->layout->n_common_fields;
+	int ret;
 
 	if (c->batch_next >= b->n_records)
 		return 0;
 	r = b->records[c->batch_next++];
-	s = find_schema(c, r->event_id);
-	if (!s)
-		return rt_consumer_fail(c, -EPROTO, "a Record of event id %" PRIu32 " before its Schema",
-			    r->event_id);
-	schema = s->frame->schema;
-	if (r->n_fields != schema->n_fields)
-		return rt_consumer_fail(c, -EPROTO, "a Record of %s:%s with %zu values for %zu fields",
-			    schema->system, schema->name, r->n_fields, schema->n_fields);
-	if (r->n_common > n_common)
-		return rt_consumer_fail(c, -EPROTO, "a Record with %zu common values for %zu common fields",
-			    r->n_common, n_common);
+	ret = check_record(c, r->event_id, r->n_fields, r->n_common, &ev->schema);
+	if (ret)
+		return ret;
 	ev->kind = RINGTAP_RECORD;
 	ev->cpu = b->cpu;
 	ev->record = r;
-	ev->schema = schema;
+	return 1;
+}
+
+/* The next record of a Batch read in place; 0 after the last. */
+static int next_in_place(struct rt_consumer *c, struct ringtap_event *ev)
+{
+	int ret;
+
+	for (;;) {
+		ret = rt_batch_view_next(&c->batch, &c->view, c->vals, c->n_vals);
+		if (ret != -ENOSPC)
+			break;
+		/* A record with more values than ever before: room for twice as many. */
+		size_t n = c->n_vals ? 2 * c->n_vals : 64;
+		struct rt_value *grown = realloc(c->vals, n * sizeof(*grown));
+
+		if (!grown || n > (1u << 20))
+			return rt_consumer_fail(c, -ENOMEM, "no memory for a record's values");
+		c->vals = grown;
+		c->n_vals = n;
+	}
+	if (ret < 0)
+		return rt_consumer_fail(c, -EBADMSG, "a Batch record that does not parse");
+	if (ret == 0)
+		return 0;
+	ret = check_record(c, c->view.event_id, c->view.n_fields, c->view.n_common, &ev->schema);
+	if (ret)
+		return ret;
+	ev->kind = RINGTAP_RECORD;
+	ev->cpu = c->batch.cpu;
+	ev->record = NULL;
 	return 1;
 }
 
@@ -127,6 +171,8 @@ static int next_item(struct rt_consumer *c, struct ringtap_event *ev)
 {
 	const Ringtap__Frame *f = c->cur;
 
+	if (c->in_place)
+		return next_in_place(c, ev);
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_FIXED:
 		if (c->batch_next >= f->fixed->n_records)
@@ -243,13 +289,34 @@ int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev)
 		ev->end_clean = c->said_bye;
 		return 1;
 	}
-	if (c->cur && holds_many(c->cur)) {
+	if (c->in_place || (c->cur && holds_many(c->cur))) {
 		ret = next_item(c, ev);
 		if (ret)
 			return ret;
 	}
 	drop_current(c);
 	return 0;
+}
+
+int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, size_t len,
+			      struct ringtap_event *ev)
+{
+	const uint8_t *batch;
+	size_t batch_len;
+	int ret = rt_view_frame_batch(payload, len, &batch, &batch_len);
+
+	if (ret < 0)
+		return rt_consumer_fail(c, -EBADMSG, "a frame that does not parse");
+	if (ret == 0)
+		return -ENOMSG;
+	drop_current(c);
+	if (rt_batch_view_open(&c->batch, batch, batch_len))
+		return rt_consumer_fail(c, -EBADMSG, "a Batch that does not parse");
+	ret = check_cpu(c, c->batch.cpu, "a Batch");
+	if (ret)
+		return ret;
+	c->in_place = true;
+	return next_in_place(c, ev);
 }
 
 int rt_consumer_end(struct rt_consumer *c, bool clean, struct ringtap_event *ev)
@@ -281,5 +348,6 @@ void rt_consumer_release(struct rt_consumer *c)
 	free(c->schemas);
 	if (c->welcome)
 		ringtap__frame__free_unpacked(c->welcome, NULL);
+	free(c->vals);
 	memset(c, 0, sizeof(*c));
 }

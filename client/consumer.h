@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ringtap.h"
+#include "view.h"
 
 struct rt_consumer {
 	Ringtap__Frame *welcome;	/* set by the handshake before any take */
@@ -24,6 +25,12 @@ struct rt_consumer {
 	size_t n_schemas, schemas_alloc;
 	Ringtap__Frame *cur;		/* the frame the last event points into */
 	size_t batch_next;		/* with a many-item frame in cur: the next item */
+	/* A Batch read in place (views on): its records, one at a time. */
+	bool in_place;
+	struct rt_batch_view batch;
+	struct rt_record_view view;	/* the current record */
+	struct rt_value *vals;		/* room for its values */
+	size_t n_vals;
 	bool end;
 	bool said_bye;			/* the stream ended with a Bye: nothing unreported */
 	int error;			/* once set, every call returns it */
@@ -54,6 +61,16 @@ int rt_consumer_take(struct rt_consumer *c, Ringtap__Frame *f, struct ringtap_ev
  * sticky error.
  */
 int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev);
+
+/*
+ * The frame's payload as it came, when it holds a Batch: its records read
+ * in place (RINGTAP_RECORD events with record NULL; the record is c->view),
+ * returning as rt_consumer_take. -ENOMSG when it holds another message:
+ * unpack it and hand it to rt_consumer_take. The payload must stay as it
+ * is until the Batch's last record was taken.
+ */
+int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, size_t len,
+			      struct ringtap_event *ev);
 
 /* The stream ended: with a Bye (clean), or the connection was cut. Returns 1. */
 int rt_consumer_end(struct rt_consumer *c, bool clean, struct ringtap_event *ev);

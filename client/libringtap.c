@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,10 @@ struct ringtap_client {
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void (*frame_tap)(void *ctx, const Ringtap__Frame *frame);
 	void *tap_ctx;
+	bool views;		/* Batches read in place: ringtap_record_view() */
+	struct rt_value *scratch;	/* ringtap_record_view() of an unpacked Record */
+	size_t n_scratch;
+	struct rt_record_view scratch_view;
 };
 
 /*
@@ -110,17 +115,18 @@ static void tap_frame(struct ringtap_client *c)
 }
 
 /*
- * The next whole frame from the bytes already read: 1 and the frame, 0 when
- * more bytes are needed, or -errno with the client's error set.
+ * The next whole frame's payload from the bytes already read: 1 and the
+ * payload (valid until the next feed), 0 when more bytes are needed, or
+ * -errno with the client's error set. The tap sees it as it came.
  */
-static int buffered_frame(struct ringtap_client *c, Ringtap__Frame **f)
+static int buffered_payload(struct ringtap_client *c, const uint8_t **payload, size_t *len)
 {
 	int ret;
 
 	for (;;) {
 		size_t used;
 
-		ret = rt_wire_reader_next(&c->reader, f);
+		ret = rt_wire_reader_take(&c->reader, payload, len);
 		if (ret == 0 && c->rpos < c->rlen) {
 			ret = rt_wire_reader_feed(&c->reader, c->rbuf + c->rpos, c->rlen - c->rpos,
 						  &used);
@@ -130,26 +136,26 @@ static int buffered_frame(struct ringtap_client *c, Ringtap__Frame **f)
 		}
 		if (ret == 1 && c->tap)
 			tap_frame(c);
-		if (ret == 1 && c->frame_tap)
-			c->frame_tap(c->tap_ctx, *f);
 		if (ret >= 0)
 			return ret;
 		/* Too long is as malformed as unparsable for the caller. */
-		return rt_consumer_fail(&c->cons, ret == -ENOMEM ? ret : -EBADMSG, "%s: %s", rt_wire_strerror(ret),
-			    c->reader.why ? c->reader.why : "no details");
+		return rt_consumer_fail(&c->cons, ret == -ENOMEM ? ret : -EBADMSG, "%s: %s",
+					rt_wire_strerror(ret),
+					c->reader.why ? c->reader.why : "no details");
 	}
 }
 
 /*
- * Waits for a whole frame until the deadline. Returns 1 and the frame, or
- * 1 and NULL when the daemon closed the connection between frames, 0 at the
- * deadline, -EINTR, or -errno with the client's error set.
+ * Waits for a whole frame until the deadline. Returns 1 and its payload,
+ * or 1 and NULL when the daemon closed the connection between frames, 0 at
+ * the deadline, -EINTR, or -errno with the client's error set.
  */
-static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t deadline)
+static int wait_payload(struct ringtap_client *c, const uint8_t **payload, size_t *len,
+			int64_t deadline)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = c->t.fd };
-		int ret = buffered_frame(c, f);
+		int ret = buffered_payload(c, payload, len);
 
 		if (ret)
 			return ret;
@@ -158,8 +164,9 @@ static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t dead
 			continue;
 		if (ret == 0) {
 			if (c->reader.have_len || c->reader.len_bytes)
-				return rt_consumer_fail(&c->cons, -EBADMSG, "connection closed inside a frame");
-			*f = NULL;
+				return rt_consumer_fail(&c->cons, -EBADMSG, "connection closed inside "
+							"a frame");
+			*payload = NULL;
 			return 1;
 		}
 		if (ret != -EAGAIN)
@@ -173,6 +180,33 @@ static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t dead
 		if (ret == 0)
 			return 0;
 	}
+}
+
+/* The payload unpacked (and shown to the frame tap); -EBADMSG with the error set. */
+static int unpack(struct ringtap_client *c, const uint8_t *payload, size_t len,
+		  Ringtap__Frame **f)
+{
+	int ret = rt_wire_unpack(&c->reader, payload, len, f);
+
+	if (ret < 0)
+		return rt_consumer_fail(&c->cons, -EBADMSG, "%s: %s", rt_wire_strerror(ret),
+					c->reader.why ? c->reader.why : "no details");
+	if (c->frame_tap)
+		c->frame_tap(c->tap_ctx, *f);
+	return 1;
+}
+
+/* As wait_payload, unpacked: 1 and the frame (NULL at the end), 0, -errno. */
+static int wait_frame(struct ringtap_client *c, Ringtap__Frame **f, int64_t deadline)
+{
+	const uint8_t *payload;
+	size_t len;
+	int ret = wait_payload(c, &payload, &len, deadline);
+
+	*f = NULL;
+	if (ret <= 0 || !payload)
+		return ret;
+	return unpack(c, payload, len, f);
 }
 
 static int send_all(struct ringtap_client *c, const uint8_t *p, size_t len, int64_t deadline)
@@ -207,14 +241,24 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 	if (ret)
 		return ret;
 	for (;;) {
+		const uint8_t *payload;
 		Ringtap__Frame *f;
+		size_t len;
 
-		ret = wait_frame(c, &f, deadline);
+		ret = wait_payload(c, &payload, &len, deadline);
 		if (ret <= 0)
 			return ret;
-		if (!f)
+		if (!payload)
 			return rt_consumer_end(&c->cons, false, ev);
-		ret = rt_consumer_take(&c->cons, f, ev);
+		/* Batches read in place when asked (a frame tap wants every frame unpacked). */
+		ret = c->views && !c->frame_tap ?
+			      rt_consumer_take_in_place(&c->cons, payload, len, ev) : -ENOMSG;
+		if (ret == -ENOMSG) {
+			ret = unpack(c, payload, len, &f);
+			if (ret < 0)
+				return ret;
+			ret = rt_consumer_take(&c->cons, f, ev);
+		}
 		if (ret)
 			return ret;
 		/* A Schema, or an empty Batch: nothing to give yet. */
@@ -222,6 +266,75 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 		if (ret)
 			return ret;
 	}
+}
+
+/* The public view types are the core's, field for field: a view is handed out as it is. */
+_Static_assert(sizeof(struct ringtap_value) == sizeof(struct rt_value) &&
+	       offsetof(struct ringtap_value, u) == offsetof(struct rt_value, u) &&
+	       offsetof(struct ringtap_value, bytes) == offsetof(struct rt_value, bytes) &&
+	       offsetof(struct ringtap_value, len) == offsetof(struct rt_value, len) &&
+	       offsetof(struct ringtap_value, symbol) == offsetof(struct rt_value, symbol) &&
+	       offsetof(struct ringtap_value, symbol_len) == offsetof(struct rt_value, symbol_len),
+	       "struct ringtap_value is struct rt_value");
+_Static_assert((int)RINGTAP_VALUE_NONE == (int)RT_VALUE_NONE &&
+	       (int)RINGTAP_VALUE_SIGNED == (int)RT_VALUE_SIGNED &&
+	       (int)RINGTAP_VALUE_UNSIGNED == (int)RT_VALUE_UNSIGNED &&
+	       (int)RINGTAP_VALUE_TEXT == (int)RT_VALUE_TEXT &&
+	       (int)RINGTAP_VALUE_BYTES == (int)RT_VALUE_BYTES, "the value kinds are the core's");
+_Static_assert(sizeof(struct ringtap_record_view) == sizeof(struct rt_record_view) &&
+	       offsetof(struct ringtap_record_view, timestamp) ==
+	       offsetof(struct rt_record_view, timestamp) &&
+	       offsetof(struct ringtap_record_view, event_id) ==
+	       offsetof(struct rt_record_view, event_id) &&
+	       offsetof(struct ringtap_record_view, pid) == offsetof(struct rt_record_view, pid) &&
+	       offsetof(struct ringtap_record_view, n_fields) ==
+	       offsetof(struct rt_record_view, n_fields) &&
+	       offsetof(struct ringtap_record_view, n_common) ==
+	       offsetof(struct rt_record_view, n_common) &&
+	       offsetof(struct ringtap_record_view, fields) ==
+	       offsetof(struct rt_record_view, fields) &&
+	       offsetof(struct ringtap_record_view, common) ==
+	       offsetof(struct rt_record_view, common), "struct ringtap_record_view is the core's");
+
+void ringtap_set_frame_tap(struct ringtap_client *c,
+			   void (*frame_tap)(void *ctx, const Ringtap__Frame *frame))
+{
+	c->frame_tap = frame_tap;
+}
+
+void ringtap_set_record_views(struct ringtap_client *c, bool on)
+{
+	c->views = on;
+}
+
+/* The view of the current record: read in place, or of its unpacked message. */
+static const struct rt_record_view *view_of(struct ringtap_client *c,
+					    const struct ringtap_event *ev)
+{
+	size_t n;
+
+	if (ev->kind != RINGTAP_RECORD)
+		return NULL;
+	if (!ev->record)
+		return &c->cons.view;
+	n = ev->record->n_fields + ev->record->n_common;
+	if (n > c->n_scratch) {
+		struct rt_value *grown = realloc(c->scratch, n * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		c->scratch = grown;
+		c->n_scratch = n;
+	}
+	if (rt_record_view_of(ev->record, &c->scratch_view, c->scratch, c->n_scratch))
+		return NULL;
+	return &c->scratch_view;
+}
+
+const struct ringtap_record_view *ringtap_record_view(struct ringtap_client *c,
+						      const struct ringtap_event *ev)
+{
+	return (const struct ringtap_record_view *)view_of(c, ev);
 }
 
 const char *ringtap_error_text(const struct ringtap_client *c)
@@ -269,6 +382,7 @@ void ringtap_close(struct ringtap_client *c)
 		send_bye(c);
 	rt_transport_close(&c->t);
 	rt_consumer_release(&c->cons);
+	free(c->scratch);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
 	free(c);
@@ -460,7 +574,6 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	rt_wire_reader_init(&c->reader, RT_WIRE_MAX_FRAME_DEFAULT);
 	c->encoding = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
 	c->tap = o->tap;
-	c->frame_tap = o->frame_tap;
 	c->tap_ctx = o->tap_ctx;
 	c->t.fd = -1;
 	ret = rt_transport_open(&c->t, path, &tls, timeout_ms);
@@ -488,6 +601,10 @@ _Static_assert((int)RINGTAP_FORMAT_NO_TIME == (int)RT_FORMAT_NO_TIME &&
 int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_event *ev,
 			 char *buf, size_t size, unsigned int flags)
 {
+	/* A record read in place is formatted from its view, where it lies. */
+	if (c && ev->kind == RINGTAP_RECORD && !ev->record)
+		return rt_format_view(buf, size, c->cons.welcome->welcome->layout, ev->cpu,
+				      &c->cons.view, ev->schema, flags);
 	return ringtap_format_event_layout(c ? c->cons.welcome->welcome->layout : NULL, ev, buf, size,
 					   flags);
 }

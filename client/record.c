@@ -228,7 +228,6 @@ int cmd_record(int argc, char **argv)
 	opts.events = events;
 	opts.encoding = RINGTAP__ENCODING__RAW;
 	opts.tap = recording_tap_bytes;
-	opts.frame_tap = recording_tap_frame;
 	opts.tap_ctx = &r;
 	opts.host_texts = r.tracedat;
 	if (ringtap_connect(&c, &opts, &err)) {
@@ -236,6 +235,7 @@ int cmd_record(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	ringtap_set_frame_tap(c, recording_tap_frame);
 	welcome = ringtap_welcome(c);
 	if (recording_start(&r, welcome)) {
 		ringtap_close(c);
@@ -266,6 +266,7 @@ int cmd_record(int argc, char **argv)
 			c = next;
 			if (!c)
 				break;
+			ringtap_set_frame_tap(c, recording_tap_frame);
 			welcome = ringtap_welcome(c);
 			recording_clock_boot(&r, welcome);
 			goto tick;

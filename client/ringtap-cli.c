@@ -335,6 +335,7 @@ static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, 
 		s->exit_code = 1;
 		return false;
 	}
+	ringtap_set_record_views(s->c, true);
 	s->gaps++;
 	printf("# gap: reconnected after %.1f s; events in between were not recorded\n",
 	       cli_now_s() - since);
@@ -466,6 +467,8 @@ static int cmd_stream(int argc, char **argv)
 	s.c = connect_or_say(&opts);
 	if (!s.c)
 		goto fail;
+	/* Lines are built from records read in place: no message unpacked per record. */
+	ringtap_set_record_views(s.c, true);
 	/* Until now Ctrl-C just ends the program: there is nothing to sum up. */
 	sfd = signal_fd();
 	if (sfd < 0) {

@@ -81,12 +81,6 @@ struct ringtap_client_opts {
 	const char *tls_cert;
 	const char *tls_key;
 	const char *tls_server_name;
-	/*
-	 * Called with every frame received, unpacked, right after tap (with
-	 * tap_ctx): Schemas and HostTexts, which ringtap_next() does not hand
-	 * out, reach a recorder this way. Valid during the call only.
-	 */
-	void (*frame_tap)(void *ctx, const Ringtap__Frame *frame);
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */
@@ -153,7 +147,7 @@ enum ringtap_event_kind {
 struct ringtap_event {
 	enum ringtap_event_kind kind;
 	unsigned int cpu;
-	const Ringtap__Record *record;
+	const Ringtap__Record *record;	/* NULL with record views on: ringtap_record_view() */
 	const Ringtap__FixedRecord *fixed;
 	const ProtobufCBinaryData *page;
 	unsigned int page_records;	/* RINGTAP_PAGE: its events, as the daemon counted */
@@ -185,6 +179,59 @@ struct ringtap_event {
  */
 int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms);
 
+/*
+ * Called with every frame received from now on, unpacked, right after the
+ * tap (with tap_ctx): Schemas and HostTexts, which ringtap_next() does not
+ * hand out, reach a recorder this way. Valid during the call only. Every
+ * Batch is then unpacked too, record views or not.
+ */
+void ringtap_set_frame_tap(struct ringtap_client *c,
+			   void (*frame_tap)(void *ctx, const Ringtap__Frame *frame));
+
+/*
+ * Records read in place. With views on, a Batch is not unpacked: each
+ * RINGTAP_RECORD event comes with record NULL (schema and cpu as before)
+ * and ringtap_record_view() reads its values where they lie in the frame,
+ * without an allocation per record. Off by default.
+ */
+enum ringtap_value_kind {
+	RINGTAP_VALUE_NONE,		/* no value was sent */
+	RINGTAP_VALUE_SIGNED,		/* s */
+	RINGTAP_VALUE_UNSIGNED,		/* u, and symbol when it points into the kernel */
+	RINGTAP_VALUE_TEXT,		/* bytes, len: UTF-8, not NUL-terminated */
+	RINGTAP_VALUE_BYTES,		/* bytes, len */
+};
+
+struct ringtap_value {
+	enum ringtap_value_kind kind;
+	union {
+		int64_t s;
+		uint64_t u;
+	};
+	const uint8_t *bytes;
+	size_t len;
+	const char *symbol;		/* not NUL-terminated; NULL: none */
+	size_t symbol_len;
+};
+
+struct ringtap_record_view {
+	uint64_t timestamp;
+	uint32_t event_id;
+	int32_t pid;
+	size_t n_fields, n_common;
+	const struct ringtap_value *fields;	/* in the order of the event's Schema */
+	const struct ringtap_value *common;	/* in the order of Layout.common_fields */
+};
+
+void ringtap_set_record_views(struct ringtap_client *c, bool on);
+
+/*
+ * The values of a RINGTAP_RECORD event, views on or off; valid until the
+ * next ringtap_next(). NULL for another kind of event (or no memory).
+ */
+const struct ringtap_record_view *ringtap_record_view(struct ringtap_client *c,
+						      const struct ringtap_event *ev);
+
 /* What went wrong in ringtap_next(), as one line; "" when nothing did. */
 const char *ringtap_error_text(const struct ringtap_client *c);
 
@@ -198,8 +245,8 @@ enum ringtap_format_flags {
 };
 
 /*
- * Writes a RINGTAP_RECORD or RINGTAP_LOST event as one line without the
- * newline, like snprintf(): returns the length of the whole line, of which
+ * Writes a RINGTAP_RECORD (views on or off), RINGTAP_LOST or
+ * RINGTAP_CPU_STATE event as one line without the newline, like snprintf(): returns the length of the whole line, of which
  * at most size - 1 characters and a NUL went into buf. The text is that of
  * ringtapd --stdout:
  *   SEC.NSEC [CPU] SYSTEM:NAME pid=PID FIELD=VALUE ... [| COMMON=VALUE ...]
@@ -217,7 +264,8 @@ int ringtap_format_event(const struct ringtap_client *c, const struct ringtap_ev
 
 /*
  * The same with the layout of a Welcome received some other way (ringtapd's
- * NATS stream carries it in a message of its own); NULL as with c NULL.
+ * NATS stream carries it in a message of its own); NULL as with c NULL. A
+ * record must be unpacked (ev->record set).
  */
 int ringtap_format_event_layout(const Ringtap__Layout *layout, const struct ringtap_event *ev,
 				char *buf, size_t size, unsigned int flags);

@@ -5,9 +5,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
+#include "view.h"
 #include "util.h"
 
 /* An snprintf-like sink that counts what did not fit. */
@@ -39,6 +41,64 @@ static void putc_(struct sink *s, char ch)
 		s->buf[s->len + 1] = '\0';
 	}
 	s->len++;
+}
+
+/* n bytes as they are (what fits, NUL-terminated; the length counts all). */
+static void putn(struct sink *s, const char *p, size_t n)
+{
+	if (s->len < s->size) {
+		size_t room = s->size - s->len - 1, k = n < room ? n : room;
+
+		memcpy(s->buf + s->len, p, k);
+		s->buf[s->len + k] = '\0';
+	}
+	s->len += n;
+}
+
+/*
+ * Numbers without printf, which was most of a line's cost: digits written
+ * backwards into a small buffer, then appended.
+ */
+static void put_u64_width(struct sink *s, uint64_t v, unsigned int width)
+{
+	char digits[24], *p = digits + sizeof(digits);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while ((size_t)(digits + sizeof(digits) - p) < width)
+		*--p = '0';
+	putn(s, p, (size_t)(digits + sizeof(digits) - p));
+}
+
+static void put_u64(struct sink *s, uint64_t v)
+{
+	put_u64_width(s, v, 0);
+}
+
+static void put_i64(struct sink *s, int64_t v)
+{
+	if (v < 0) {
+		putc_(s, '-');
+		put_u64(s, (uint64_t)0 - (uint64_t)v);
+		return;
+	}
+	put_u64(s, (uint64_t)v);
+}
+
+static void put_hex(struct sink *s, uint64_t v)
+{
+	static const char hex[] = "0123456789abcdef";
+	char digits[24], *p = digits + sizeof(digits);
+
+	do {
+		*--p = hex[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	putn(s, p, (size_t)(digits + sizeof(digits) - p));
 }
 
 /* What ringtapd's text knows about a field, rebuilt from its Schema entry as libtraceevent does. */
@@ -120,14 +180,21 @@ static int64_t sign_extend(uint64_t v, unsigned int size)
 	return (int64_t)(v << shift) >> shift;
 }
 
-/* ringtapd's put_string(): up to the first NUL, printable ASCII but '\' as is. */
+/* ringtapd's put_string(): up to the first NUL, printable ASCII but '\\' as is, runs at once. */
 static void put_text_string(struct sink *s, const uint8_t *p, size_t len)
 {
-	for (size_t i = 0; i < len && p[i]; i++) {
-		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\')
-			putc_(s, (char)p[i]);
-		else
-			put(s, "\\x%02x", p[i]);
+	size_t i = 0;
+
+	while (i < len && p[i]) {
+		size_t run = i;
+
+		while (run < len && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '\\')
+			run++;
+		putn(s, (const char *)p + i, run - i);
+		if (run == len || !p[run])
+			return;
+		put(s, "\\x%02x", p[run]);
+		i = run + 1;
 	}
 }
 
@@ -217,14 +284,14 @@ static void put_elements(struct sink *s, const struct field_kind *k, const uint8
 		if (i)
 			putc_(s, ',');
 		if (k->is_signed)
-			put(s, "%" PRId64, sign_extend(v, esize));
+			put_i64(s, sign_extend(v, esize));
 		else
-			put(s, "%" PRIu64, v);
+			put_u64(s, v);
 	}
 	putc_(s, json ? ']' : '}');
 }
 
-static void put_value(struct sink *s, const Ringtap__Value *v, const Ringtap__Field *f,
+static void put_value(struct sink *s, const struct rt_value *v, const Ringtap__Field *f,
 		      unsigned int long_size, bool big_endian, bool json)
 {
 	struct field_kind k;
@@ -235,31 +302,37 @@ static void put_value(struct sink *s, const Ringtap__Value *v, const Ringtap__Fi
 	} else {
 		k = field_kind(f, long_size);
 	}
-	switch (v->v_case) {
-	case RINGTAP__VALUE__V_S:
-		put(s, "%" PRId64, v->s);
+	switch (v->kind) {
+	case RT_VALUE_SIGNED:
+		put_i64(s, v->s);
 		break;
-	case RINGTAP__VALUE__V_U:
+	case RT_VALUE_UNSIGNED:
 		if (k.pointer && !json)
-			put(s, "0x%" PRIx64, v->u);
+			put_hex(s, v->u);
 		else
-			put(s, "%" PRIu64, v->u);
-		if (v->symbol && !json)
-			put(s, "<%s>", v->symbol);
+			put_u64(s, v->u);
+		if (v->symbol && !json) {
+			putc_(s, '<');
+			put_text_string(s, (const uint8_t *)v->symbol, v->symbol_len);
+			putc_(s, '>');
+		}
 		break;
-	case RINGTAP__VALUE__V_STR:
-		put_cstring(s, v->str, json);
+	case RT_VALUE_TEXT:
+		if (json)
+			put_json_string(s, v->bytes, v->len);
+		else
+			put_text_string(s, v->bytes, v->len);
 		break;
-	case RINGTAP__VALUE__V_RAW:
+	case RT_VALUE_BYTES:
 		/* ringtapd sends empty bytes for a field that lies outside its record. */
-		if (!v->raw.len && k.fixed && k.size)
+		if (!v->len && k.fixed && k.size)
 			put(s, json ? "null" : "<out of record>");
 		else if (k.string && json)
-			put_json_string(s, v->raw.data, v->raw.len);
+			put_json_string(s, v->bytes, v->len);
 		else if (k.string)
-			put_text_string(s, v->raw.data, v->raw.len);
+			put_text_string(s, v->bytes, v->len);
 		else
-			put_elements(s, &k, v->raw.data, v->raw.len, big_endian, json);
+			put_elements(s, &k, v->bytes, v->len, big_endian, json);
 		break;
 	default:
 		put(s, json ? "null" : "?");
@@ -295,7 +368,8 @@ static void format_lost(struct sink *s, const Ringtap__Lost *l, bool json)
 }
 
 static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigned int cpu,
-			  const Ringtap__Record *r, const Ringtap__Schema *schema, unsigned int flags)
+			  const struct rt_record_view *r, const Ringtap__Schema *schema,
+			  unsigned int flags)
 {
 	unsigned int long_size = layout ? layout->long_size : sizeof(long);
 	bool big_endian = layout ? layout->big_endian : host_big_endian();
@@ -304,9 +378,14 @@ static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigne
 
 	if (json) {
 		putc_(s, '{');
-		if (time)
-			put(s, "\"ts\":%" PRIu64 ",", r->timestamp);
-		put(s, "\"cpu\":%u,\"event\":", cpu);
+		if (time) {
+			putn(s, "\"ts\":", 5);
+			put_u64(s, r->timestamp);
+			putc_(s, ',');
+		}
+		putn(s, "\"cpu\":", 6);
+		put_u64(s, cpu);
+		putn(s, ",\"event\":", 9);
 		if (schema) {
 			putc_(s, '"');
 			put_json_chars(s, (const uint8_t *)schema->system, strlen(schema->system));
@@ -316,12 +395,19 @@ static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigne
 		} else {
 			put(s, "null,\"event_id\":%" PRIu32, r->event_id);
 		}
-		put(s, ",\"pid\":%" PRId32 ",\"fields\":{", r->pid);
+		putn(s, ",\"pid\":", 7);
+		put_i64(s, r->pid);
+		putn(s, ",\"fields\":{", 11);
 	} else {
-		if (time)
-			put(s, "%" PRIu64 ".%09" PRIu64 " ", r->timestamp / 1000000000,
-			    r->timestamp % 1000000000);
-		put(s, "[%03u] ", cpu);
+		if (time) {
+			put_u64(s, r->timestamp / 1000000000);
+			putc_(s, '.');
+			put_u64_width(s, r->timestamp % 1000000000, 9);
+			putc_(s, ' ');
+		}
+		putc_(s, '[');
+		put_u64_width(s, cpu, 3);
+		putn(s, "] ", 2);
 		if (!schema) {
 			put(s, "unknown event id %" PRIu32, r->event_id);
 			return;
@@ -329,7 +415,8 @@ static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigne
 		put_cstring(s, schema->system, false);
 		putc_(s, ':');
 		put_cstring(s, schema->name, false);
-		put(s, " pid=%" PRId32, r->pid);
+		putn(s, " pid=", 5);
+		put_i64(s, r->pid);
 	}
 	for (size_t i = 0; i < r->n_fields; i++) {
 		const Ringtap__Field *f = schema && i < schema->n_fields ? schema->fields[i] : NULL;
@@ -344,7 +431,7 @@ static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigne
 			put_cstring(s, f ? f->name : "?", false);
 			putc_(s, '=');
 		}
-		put_value(s, r->fields[i], f, long_size, big_endian, json);
+		put_value(s, &r->fields[i], f, long_size, big_endian, json);
 	}
 	if (json)
 		putc_(s, '}');
@@ -368,7 +455,7 @@ static void format_record(struct sink *s, const Ringtap__Layout *layout, unsigne
 			put_cstring(s, name, false);
 			putc_(s, '=');
 		}
-		put_value(s, r->common[i], NULL, long_size, big_endian, json);
+		put_value(s, &r->common[i], NULL, long_size, big_endian, json);
 	}
 	if (json)
 		put(s, r->n_common ? "}}" : "}");
@@ -386,14 +473,32 @@ static struct sink sink_start(char *buf, size_t size)
 	return (struct sink){ .buf = buf, .size = size };
 }
 
-int rt_format_record(char *buf, size_t size, const Ringtap__Layout *layout, unsigned int cpu,
-		     const Ringtap__Record *record, const Ringtap__Schema *schema,
-		     unsigned int flags)
+int rt_format_view(char *buf, size_t size, const Ringtap__Layout *layout, unsigned int cpu,
+		   const struct rt_record_view *record, const Ringtap__Schema *schema,
+		   unsigned int flags)
 {
 	struct sink s = sink_start(buf, size);
 
 	format_record(&s, layout, cpu, record, schema, flags);
 	return sink_end(&s);
+}
+
+int rt_format_record(char *buf, size_t size, const Ringtap__Layout *layout, unsigned int cpu,
+		     const Ringtap__Record *record, const Ringtap__Schema *schema,
+		     unsigned int flags)
+{
+	struct rt_value stack[64], *vals = stack;
+	size_t n = record->n_fields + record->n_common;
+	struct rt_record_view view;
+	int ret;
+
+	if (n > 64 && !(vals = calloc(n, sizeof(*vals))))
+		return -ENOMEM;
+	rt_record_view_of(record, &view, vals, n > 64 ? n : 64);
+	ret = rt_format_view(buf, size, layout, cpu, &view, schema, flags);
+	if (vals != stack)
+		free(vals);
+	return ret;
 }
 
 int rt_format_lost(char *buf, size_t size, const Ringtap__Lost *lost, unsigned int flags)

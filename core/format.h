@@ -15,13 +15,22 @@
 
 #include "ringtap.pb-c.h"
 
+struct rt_record_view;
+
 /* The values of ringtap.h's RINGTAP_FORMAT_*. */
 enum rt_format_flags {
 	RT_FORMAT_NO_TIME = 1 << 0,	/* leave out the timestamp */
 	RT_FORMAT_JSON = 1 << 1,	/* one JSON object instead of text */
 };
 
-/* layout NULL: common fields named common0.., arrays in the host's byte order. */
+/*
+ * A record read in place (view.h). layout NULL: common fields named
+ * common0.., arrays in the host's byte order.
+ */
+int rt_format_view(char *buf, size_t size, const Ringtap__Layout *layout, unsigned int cpu,
+		   const struct rt_record_view *record, const Ringtap__Schema *schema,
+		   unsigned int flags);
+/* The same for an unpacked Record. */
 int rt_format_record(char *buf, size_t size, const Ringtap__Layout *layout, unsigned int cpu,
 		     const Ringtap__Record *record, const Ringtap__Schema *schema,
 		     unsigned int flags);

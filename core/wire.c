@@ -206,24 +206,24 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 	return frame_ready(r);
 }
 
-int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
+int rt_wire_reader_take(struct rt_wire_reader *r, const uint8_t **payload, size_t *len)
 {
 	static const uint8_t empty[1];
-	Ringtap__Frame *f;
 
-	*frame = NULL;
+	*payload = NULL;
+	*len = 0;
 	if (r->error)
 		return r->error;
 	if (!frame_ready(r))
 		return 0;
-	/* protobuf-c copies strings and bytes out, so the buffer can be reused. */
 	if (r->borrowed) {
-		f = ringtap__frame__unpack(NULL, r->len, r->borrowed + r->len_bytes);
+		*payload = r->borrowed + r->len_bytes;
 		r->last = r->borrowed;
 	} else {
-		f = ringtap__frame__unpack(NULL, r->len, r->buf ? r->buf + r->len_bytes : empty);
+		*payload = r->buf ? r->buf + r->len_bytes : empty;
 		r->last = r->buf;
 	}
+	*len = r->len;
 	r->last_len = r->last ? r->len_bytes + r->len : 0;
 	r->borrowed = NULL;
 	r->have_len = false;
@@ -231,6 +231,28 @@ int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
 	r->len_bytes = 0;
 	r->buf_used = 0;
 	r->shrink = r->buf_alloc > READER_KEEP_ALLOC;
+	return 1;
+}
+
+int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame)
+{
+	const uint8_t *payload;
+	size_t len;
+	int ret = rt_wire_reader_take(r, &payload, &len);
+
+	*frame = NULL;
+	if (ret <= 0)
+		return ret;
+	return rt_wire_unpack(r, payload, len, frame);
+}
+
+int rt_wire_unpack(struct rt_wire_reader *r, const uint8_t *payload, size_t len,
+		   Ringtap__Frame **frame)
+{
+	/* protobuf-c copies strings and bytes out, so the buffer can be reused. */
+	Ringtap__Frame *f = ringtap__frame__unpack(NULL, len, payload);
+
+	*frame = NULL;
 	if (!f)
 		return fail(r, -EBADMSG, "payload is not a valid Frame");
 	/*

@@ -77,6 +77,17 @@ int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len
 int rt_wire_reader_next(struct rt_wire_reader *r, Ringtap__Frame **frame);
 
 /*
+ * The same without unpacking: 1 and the payload (the serialized Frame),
+ * valid until the next feed (and only as long as the bytes fed, for a
+ * frame read in place); a reader of Batches in place (view.h) takes it so.
+ * rt_wire_unpack() then unpacks one that is not read in place.
+ */
+int rt_wire_reader_take(struct rt_wire_reader *r, const uint8_t **payload, size_t *len);
+/* 1 and the Frame, or the reader's error set to -EBADMSG for bytes that are no Frame. */
+int rt_wire_unpack(struct rt_wire_reader *r, const uint8_t *payload, size_t len,
+		   Ringtap__Frame **frame);
+
+/*
  * The frame the last rt_wire_reader_next() unpacked, delimited, as it
  * arrived: for whoever keeps the stream's bytes (a recording) without
  * packing the frame again. Valid until the next feed (and only as long as

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <string.h>
+
+#include "view.h"
+
+enum wire_type { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+/* Frame.batch, Batch.cpu and .records, Record's and Value's fields (ringtap.proto). */
+#define FRAME_BATCH		5
+#define FRAME_LAST_MESSAGE	14
+#define BATCH_CPU		1
+#define BATCH_RECORDS		2
+
+static bool get_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x = 0;
+
+	for (unsigned int shift = 0; p < end && shift < 64; shift += 7) {
+		uint8_t b = *p++;
+
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			*pp = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+static inline bool get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	uint64_t x;
+
+	/* Most varints here are one byte (tags, lengths, small numbers). */
+	if (__builtin_expect(p < end && *p < 0x80, 1)) {
+		*v = *p;
+		*pp = p + 1;
+		return true;
+	}
+	if (end - p < 10)
+		return get_varint_slow(pp, end, v);
+	/* With ten bytes at hand, no bound to check per byte: time stamps take six. */
+	x = p[0] & 0x7f;
+	for (unsigned int i = 1; i < 10; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			*pp = p + i + 1;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A field's key and, for a length-delimited one, its bytes; false past the end. */
+static inline bool get_field(const uint8_t **pp, const uint8_t *end, uint32_t *number,
+			     unsigned int *type, uint64_t *num, const uint8_t **bytes, size_t *len)
+{
+	uint64_t key;
+
+	if (!get_varint(pp, end, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX)
+		return false;
+	*number = (uint32_t)(key >> 3);
+	*type = key & 7;
+	switch (*type) {
+	case WT_VARINT:
+		return get_varint(pp, end, num);
+	case WT_LEN:
+		if (!get_varint(pp, end, num) || *num > (uint64_t)(end - *pp))
+			return false;
+		*bytes = *pp;
+		*len = (size_t)*num;
+		*pp += *len;
+		return true;
+	case WT_I64:
+		if (end - *pp < 8)
+			return false;
+		memcpy(num, *pp, 8);
+		*pp += 8;
+		return true;
+	case WT_I32:
+		if (end - *pp < 4)
+			return false;
+		*num = 0;
+		memcpy(num, *pp, 4);
+		*pp += 4;
+		return true;
+	default:
+		return false;	/* groups are not ours */
+	}
+}
+
+int rt_view_frame_batch(const uint8_t *frame, size_t len, const uint8_t **batch,
+			size_t *batch_len)
+{
+	const uint8_t *p = frame, *end = frame + len, *bytes = NULL;
+	uint32_t number, last = 0;
+	unsigned int type;
+	size_t n = 0;
+	uint64_t num;
+
+	/* Of a oneof's fields the last one counts, as protobuf readers take it. */
+	while (p < end) {
+		const uint8_t *b;
+		size_t l;
+
+		if (!get_field(&p, end, &number, &type, &num, &b, &l))
+			return -EBADMSG;
+		if (number > FRAME_LAST_MESSAGE)
+			continue;
+		last = number;
+		if (number == FRAME_BATCH && type == WT_LEN) {
+			bytes = b;
+			n = l;
+		}
+	}
+	if (last != FRAME_BATCH || !bytes)
+		return 0;
+	*batch = bytes;
+	*batch_len = n;
+	return 1;
+}
+
+int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len)
+{
+	const uint8_t *p = batch, *end = batch + len, *bytes;
+	bool have_cpu = false;
+	uint32_t number;
+	unsigned int type;
+	uint64_t num;
+	size_t l;
+
+	/* The CPU may come anywhere among the records: found first. */
+	while (p < end) {
+		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
+			return -EBADMSG;
+		if (number == BATCH_CPU && type == WT_VARINT) {
+			b->cpu = (uint32_t)num;
+			have_cpu = true;
+		}
+	}
+	if (!have_cpu)
+		return -EBADMSG;	/* a required field */
+	b->next = batch;
+	b->end = end;
+	return 0;
+}
+
+/* A length-delimited field's bytes after its key; false past the end. */
+static inline bool get_bytes(const uint8_t **pp, const uint8_t *end, const uint8_t **bytes,
+			     size_t *len)
+{
+	uint64_t n;
+
+	if (!get_varint(pp, end, &n) || n > (uint64_t)(end - *pp))
+		return false;
+	*bytes = *pp;
+	*len = (size_t)n;
+	*pp += n;
+	return true;
+}
+
+/*
+ * One Value message into v. The keys ringtapd writes are one byte each and
+ * are taken by a switch on that byte; anything else (a longer key, a field
+ * of a later version) goes through the general field reader.
+ */
+static inline __attribute__((always_inline)) int read_value(const uint8_t *p,
+							  const uint8_t *end,
+							  struct rt_value *v)
+{
+	uint32_t number;
+	unsigned int type;
+	uint64_t num;
+	const uint8_t *bytes;
+	size_t len;
+
+	v->kind = RT_VALUE_NONE;
+	v->symbol = NULL;
+	while (p < end) {
+		switch (*p) {
+		case (1 << 3) | WT_VARINT:	/* int64 s */
+		case (2 << 3) | WT_VARINT:	/* uint64 u */
+			v->kind = *p++ == ((1 << 3) | WT_VARINT) ? RT_VALUE_SIGNED : RT_VALUE_UNSIGNED;
+			if (!get_varint(&p, end, &v->u))
+				return -EBADMSG;
+			continue;
+		case (3 << 3) | WT_LEN:		/* string str */
+		case (4 << 3) | WT_LEN:		/* bytes raw */
+			v->kind = *p++ == ((3 << 3) | WT_LEN) ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+			if (!get_bytes(&p, end, &v->bytes, &v->len))
+				return -EBADMSG;
+			continue;
+		case (5 << 3) | WT_LEN:		/* string symbol */
+			p++;
+			if (!get_bytes(&p, end, &bytes, &len))
+				return -EBADMSG;
+			v->symbol = (const char *)bytes;
+			v->symbol_len = len;
+			continue;
+		}
+		/* A longer key (a third party's, or a later version's field) the general way. */
+		if (!get_field(&p, end, &number, &type, &num, &bytes, &len))
+			return -EBADMSG;
+		if (number > 5)
+			continue;
+		if (type != (number <= 2 ? WT_VARINT : WT_LEN))
+			return -EBADMSG;	/* a known field with another wire type */
+		if (number <= 2) {
+			v->kind = number == 1 ? RT_VALUE_SIGNED : RT_VALUE_UNSIGNED;
+			v->u = num;
+		} else if (number <= 4) {
+			v->kind = number == 3 ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+			v->bytes = bytes;
+			v->len = len;
+		} else {
+			v->symbol = (const char *)bytes;
+			v->symbol_len = len;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The Values ringtapd writes most: a number (a key and a varint) or a text
+ * or bytes under 128 bytes (a key, a one-byte length, the bytes), and
+ * nothing else in the message. true when the Value was one of those and is
+ * in v; false to read it the general way.
+ */
+static inline bool read_short_value(const uint8_t *p, size_t len, struct rt_value *v)
+{
+	const uint8_t *end = p + len;
+
+	if (len < 2)
+		return false;
+	if (p[0] == ((2 << 3) | WT_VARINT) || p[0] == ((1 << 3) | WT_VARINT)) {
+		const uint8_t *q = p + 1;
+
+		if (!get_varint(&q, end, &v->u) || q != end)
+			return false;
+		v->kind = p[0] == ((1 << 3) | WT_VARINT) ? RT_VALUE_SIGNED : RT_VALUE_UNSIGNED;
+		v->symbol = NULL;
+		return true;
+	}
+	if ((p[0] == ((3 << 3) | WT_LEN) || p[0] == ((4 << 3) | WT_LEN)) && p[1] < 0x80 &&
+	    p[1] == len - 2) {
+		v->kind = p[0] == ((3 << 3) | WT_LEN) ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+		v->bytes = p + 2;
+		v->len = len - 2;
+		v->symbol = NULL;
+		return true;
+	}
+	return false;
+}
+
+/* One Record message; common values fill vals from the top down, then turn round. */
+static inline __attribute__((always_inline)) int read_record(const uint8_t *p, const uint8_t *end,
+							   struct rt_record_view *rec,
+							   struct rt_value *vals, size_t max)
+{
+	unsigned int seen = 0;
+	size_t nf = 0, nc = 0;
+	uint32_t number;
+	unsigned int type;
+	uint64_t num;
+	const uint8_t *bytes;
+	size_t len;
+
+	while (p < end) {
+		uint8_t key = *p;
+
+		switch (key) {
+		case (1 << 3) | WT_VARINT:	/* timestamp */
+		case (2 << 3) | WT_VARINT:	/* event_id */
+		case (3 << 3) | WT_VARINT:	/* pid */
+			p++;
+			if (!get_varint(&p, end, &num))
+				return -EBADMSG;
+			seen |= 1u << (key >> 3);
+			if (key >> 3 == 1)
+				rec->timestamp = num;
+			else if (key >> 3 == 2)
+				rec->event_id = (uint32_t)num;
+			else
+				rec->pid = (int32_t)num;
+			continue;
+		case (4 << 3) | WT_LEN:		/* fields */
+		case (5 << 3) | WT_LEN: {	/* common */
+			struct rt_value *v;
+
+			p++;
+			if (!get_bytes(&p, end, &bytes, &len))
+				return -EBADMSG;
+			if (nf + nc == max)
+				return -ENOSPC;
+			v = key == ((4 << 3) | WT_LEN) ? &vals[nf++] : &vals[max - ++nc];
+			if (!read_short_value(bytes, len, v) && read_value(bytes, bytes + len, v))
+				return -EBADMSG;
+			continue;
+		}
+		}
+		/* A longer key (a third party's, or a later version's field) the general way. */
+		if (!get_field(&p, end, &number, &type, &num, &bytes, &len))
+			return -EBADMSG;
+		if (number > 5)
+			continue;
+		if (type != (number <= 3 ? WT_VARINT : WT_LEN))
+			return -EBADMSG;	/* a known field with another wire type */
+		if (number <= 3) {
+			seen |= 1u << number;
+			if (number == 1)
+				rec->timestamp = num;
+			else if (number == 2)
+				rec->event_id = (uint32_t)num;
+			else
+				rec->pid = (int32_t)num;
+			continue;
+		}
+		if (nf + nc == max)
+			return -ENOSPC;
+		if (read_value(bytes, bytes + len, number == 4 ? &vals[nf++] : &vals[max - ++nc]))
+			return -EBADMSG;
+	}
+	/* timestamp, event_id and pid are required. */
+	if (seen != (1u << 1 | 1u << 2 | 1u << 3))
+		return -EBADMSG;
+	for (size_t i = 0; i < nc / 2; i++) {
+		struct rt_value t = vals[max - 1 - i];
+
+		vals[max - 1 - i] = vals[max - nc + i];
+		vals[max - nc + i] = t;
+	}
+	rec->fields = vals;
+	rec->n_fields = nf;
+	rec->common = vals + max - nc;
+	rec->n_common = nc;
+	return 0;
+}
+
+int rt_batch_view_next(struct rt_batch_view *b, struct rt_record_view *rec, struct rt_value *vals,
+		       size_t max)
+{
+	while (b->next < b->end) {
+		const uint8_t *p = b->next, *bytes;
+		uint32_t number;
+		unsigned int type;
+		uint64_t num;
+		size_t len;
+		int ret;
+
+		/* ringtapd's one-byte key first; anything else the general way. */
+		if (*p == ((BATCH_RECORDS << 3) | WT_LEN)) {
+			p++;
+			if (!get_bytes(&p, b->end, &bytes, &len))
+				return -EBADMSG;
+		} else {
+			if (!get_field(&p, b->end, &number, &type, &num, &bytes, &len))
+				return -EBADMSG;
+			if (number != BATCH_RECORDS) {
+				b->next = p;
+				continue;
+			}
+			if (type != WT_LEN)
+				return -EBADMSG;
+		}
+		ret = read_record(bytes, bytes + len, rec, vals, max);
+		if (ret)
+			return ret;	/* -ENOSPC leaves next where it was */
+		b->next = p;
+		return 1;
+	}
+	return 0;
+}
+
+int rt_record_view_of(const Ringtap__Record *r, struct rt_record_view *rec, struct rt_value *vals,
+		      size_t max)
+{
+	if (r->n_fields + r->n_common > max)
+		return -ENOSPC;
+	for (size_t i = 0; i < r->n_fields + r->n_common; i++) {
+		const Ringtap__Value *from = i < r->n_fields ? r->fields[i] :
+							       r->common[i - r->n_fields];
+		struct rt_value *v = &vals[i];
+
+		memset(v, 0, sizeof(*v));
+		switch (from->v_case) {
+		case RINGTAP__VALUE__V_S:
+			v->kind = RT_VALUE_SIGNED;
+			v->s = from->s;
+			break;
+		case RINGTAP__VALUE__V_U:
+			v->kind = RT_VALUE_UNSIGNED;
+			v->u = from->u;
+			break;
+		case RINGTAP__VALUE__V_STR:
+			v->kind = RT_VALUE_TEXT;
+			v->bytes = (const uint8_t *)from->str;
+			v->len = strlen(from->str);
+			break;
+		case RINGTAP__VALUE__V_RAW:
+			v->kind = RT_VALUE_BYTES;
+			v->bytes = from->raw.data;
+			v->len = from->raw.len;
+			break;
+		default:
+			break;
+		}
+		if (from->symbol) {
+			v->symbol = from->symbol;
+			v->symbol_len = strlen(from->symbol);
+		}
+	}
+	rec->timestamp = r->timestamp;
+	rec->event_id = r->event_id;
+	rec->pid = r->pid;
+	rec->fields = vals;
+	rec->n_fields = r->n_fields;
+	rec->common = vals + r->n_fields;
+	rec->n_common = r->n_common;
+	return 0;
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * view: every record of every fixture, encoded as ringtapd sends it (with
+ * and without common fields), read in place from its Batch frame must give
+ * the values protobuf-c unpacks from the same bytes, and the same text and
+ * JSON lines; a Batch whose CPU comes after its records, fields of a later
+ * version, and values a third party might write (a multi-byte key, a
+ * symbol) read the same; a truncated record is refused, and one with more
+ * values than room asks for more without losing its place.
+ */
+#include "encode.h"
+#include "fixture.h"
+#include "format.h"
+#include "view.h"
+#include "wire.h"
+
+static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
+				      "ftrace:print", NULL };
+
+struct run {
+	struct fixture *fx;
+	struct rt_record_encoder *enc;
+	struct rt_buf records;
+	unsigned int compared;
+};
+
+static int collect(const struct rt_record *rec, void *ctx)
+{
+	struct run *r = ctx;
+
+	if (rec->event)
+		CHECK_EQ(rt_record_encoder_put(r->enc, rec, &r->records), 0);
+	return 0;
+}
+
+static bool same_value(const struct rt_value *v, const Ringtap__Value *m)
+{
+	bool sym = m->symbol ? v->symbol && v->symbol_len == strlen(m->symbol) &&
+				       !memcmp(v->symbol, m->symbol, v->symbol_len) :
+			       !v->symbol;
+
+	switch (m->v_case) {
+	case RINGTAP__VALUE__V_S:
+		return sym && v->kind == RT_VALUE_SIGNED && v->s == m->s;
+	case RINGTAP__VALUE__V_U:
+		return sym && v->kind == RT_VALUE_UNSIGNED && v->u == m->u;
+	case RINGTAP__VALUE__V_STR:
+		return sym && v->kind == RT_VALUE_TEXT && v->len == strlen(m->str) &&
+		       !memcmp(v->bytes, m->str, v->len);
+	case RINGTAP__VALUE__V_RAW:
+		return sym && v->kind == RT_VALUE_BYTES && v->len == m->raw.len &&
+		       (!v->len || !memcmp(v->bytes, m->raw.data, v->len));
+	default:
+		return sym && v->kind == RT_VALUE_NONE;
+	}
+}
+
+/* One page's Batch: read in place and unpacked, record for record. */
+static void compare_batch(struct run *r, unsigned int cpu, const Ringtap__Layout *layout)
+{
+	struct rt_frame_parts parts;
+	struct rt_buf frame = { 0 };
+	struct rt_batch_view b;
+	struct rt_record_view view;
+	struct rt_value vals[64];
+	const uint8_t *payload, *batch;
+	Ringtap__Frame *f;
+	uint64_t len;
+	size_t blen, i = 0;
+	int used;
+
+	CHECK_EQ(rt_encode_batch_parts(RINGTAP__FRAME__MSG_BATCH, cpu, &r->records, &parts), 0);
+	for (unsigned int k = 0; k < parts.n; k++)
+		rt_buf_put(&frame, parts.iov[k].iov_base, parts.iov[k].iov_len);
+	used = rt_wire_varint_decode(frame.data, frame.len, &len);
+	payload = frame.data + used;
+	f = ringtap__frame__unpack(NULL, len, payload);
+	CHECK(f && f->msg_case == RINGTAP__FRAME__MSG_BATCH);
+	CHECK_EQ(rt_view_frame_batch(payload, len, &batch, &blen), 1);
+	CHECK_EQ(rt_batch_view_open(&b, batch, blen), 0);
+	CHECK_EQ(b.cpu, cpu);
+	while (f && rt_batch_view_next(&b, &view, vals, 64) == 1) {
+		const Ringtap__Record *m = i < f->batch->n_records ? f->batch->records[i] : NULL;
+		char a[1024], c[1024];
+
+		CHECK(m != NULL);
+		if (!m)
+			break;
+		CHECK_EQ(view.timestamp, m->timestamp);
+		CHECK_EQ(view.event_id, m->event_id);
+		CHECK_EQ(view.pid, m->pid);
+		CHECK_EQ(view.n_fields, m->n_fields);
+		CHECK_EQ(view.n_common, m->n_common);
+		for (size_t k = 0; k < view.n_fields && k < m->n_fields; k++)
+			CHECK(same_value(&view.fields[k], m->fields[k]));
+		for (size_t k = 0; k < view.n_common && k < m->n_common; k++)
+			CHECK(same_value(&view.common[k], m->common[k]));
+		for (unsigned int flags = 0; flags < 4; flags++) {
+			rt_format_view(a, sizeof(a), layout, cpu, &view, NULL, flags);
+			rt_format_record(c, sizeof(c), layout, cpu, m, NULL, flags);
+			CHECK_STR(a, c);
+		}
+		i++;
+		r->compared++;
+	}
+	CHECK_EQ(i, f ? f->batch->n_records : 0);
+	if (f)
+		ringtap__frame__free_unpacked(f, NULL);
+	rt_buf_free(&frame);
+}
+
+static void test_fixture(const char *root, const char *name, bool common)
+{
+	struct fixture fx;
+	struct run r = { .fx = &fx };
+	struct rt_host host = { "h", "6.1", "b", 2, "local" };
+	struct rt_buf w = { 0 };
+	Ringtap__Welcome *welcome = NULL;
+	const uint8_t *msg;
+	size_t len;
+
+	if (fixture_open(&fx, root, name, events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_record_encoder_new(&r.enc, fx.layout, common, NULL), 0);
+	if (!rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, &host, fx.layout, &w) &&
+	    !rt_encode_inner(&w, true, &msg, &len))
+		welcome = ringtap__welcome__unpack(NULL, len, msg);
+	CHECK(welcome != NULL);
+	for (int cpu = 0; cpu < 2 && welcome; cpu++) {
+		uint8_t *pages = fixture_pages(&fx, cpu, &len);
+
+		for (size_t off = 0; pages && off + fx.layout->sub_buffer_size <= len;
+		     off += fx.layout->sub_buffer_size) {
+			struct rt_page_result res;
+
+			r.records.len = 0;
+			rt_decode_page(fx.decoder, (unsigned int)cpu, pages + off,
+				       fx.layout->sub_buffer_size, collect, &r, &res);
+			if (r.records.len)
+				compare_batch(&r, (unsigned int)cpu, welcome->layout);
+		}
+		free(pages);
+	}
+	CHECK(r.compared >= 100);
+	printf("%s%s: %u records read in place as protobuf-c reads them\n", name,
+	       common ? " with common fields" : "", r.compared);
+	if (welcome)
+		ringtap__welcome__free_unpacked(welcome, NULL);
+	rt_buf_free(&w);
+	rt_buf_free(&r.records);
+	rt_record_encoder_free(r.enc);
+	fixture_close(&fx);
+}
+
+/* Bytes a third party might send: the CPU last, an unknown field, a two-byte key, a symbol. */
+static void test_foreign(void)
+{
+	static const uint8_t batch[] = {
+		0x12, 0x1a,			/* records: a Record of 26 bytes */
+		0x08, 0x05,			/* timestamp 5 */
+		0x10, 0x07,			/* event_id 7 */
+		0x18, 0x7f,			/* pid 127 */
+		0xf8, 0x01, 0x01,		/* field 31, varint 1: a later version's */
+		0x22, 0x0a,			/* fields: a Value of 10 bytes */
+		0x10, 0x2a,			/* u 42 */
+		0x2a, 0x06, 'f', 'o', 'o', '_', 'f', 'n', /* symbol "foo_fn" */
+		0xa2, 0x00, 0x02, 0x08, 0x7f,	/* fields, key in two bytes (not minimal): s 127 */
+		0x08, 0x03,			/* cpu 3, after the records */
+	};
+	struct rt_batch_view b;
+	struct rt_record_view view;
+	struct rt_value vals[4];
+
+	CHECK_EQ(rt_batch_view_open(&b, batch, sizeof(batch)), 0);
+	CHECK_EQ(b.cpu, 3);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 1);
+	CHECK_EQ(view.timestamp, 5);
+	CHECK_EQ(view.event_id, 7);
+	CHECK_EQ(view.pid, 127);
+	CHECK_EQ(view.n_fields, 2);
+	CHECK(view.fields[0].kind == RT_VALUE_UNSIGNED && view.fields[0].u == 42);
+	CHECK(view.fields[0].symbol && view.fields[0].symbol_len == 6 &&
+	      !memcmp(view.fields[0].symbol, "foo_fn", 6));
+	CHECK(view.fields[1].kind == RT_VALUE_SIGNED && view.fields[1].s == 127);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 0);
+	/* Too little room: asked again with more, the record is still there. */
+	CHECK_EQ(rt_batch_view_open(&b, batch, sizeof(batch)), 0);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 1), -ENOSPC);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 1);
+	/* Cut short: the Record's length runs past the Batch. */
+	CHECK_EQ(rt_batch_view_open(&b, batch, 10), -EBADMSG);
+	/* No CPU at all: a required field. */
+	CHECK_EQ(rt_batch_view_open(&b, batch, sizeof(batch) - 2), -EBADMSG);
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
+
+	test_fixture(root, "stock", false);
+	test_fixture(root, "stock", true);
+	test_fixture(root, "padded", true);
+	test_fixture(root, "rt", true);
+	test_foreign();
+	return check_exit("test-view");
+}
