@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The event loop's own work: a drain pass every drain_ms (the pump), the
- * stop (tracing off, every CPU read to the end, a grace for subscribers and
- * NATS, then the Bye), the stop signals and --duration, SIGHUP (reload.c),
- * and the STATUS= line systemd shows. The loop pings the watchdog itself: a
- * stuck pass stops the pings.
+ * The event loop's own work: the drain passes (the pump), the stop (tracing
+ * off, every CPU read to the end, a grace for subscribers and NATS, then
+ * the Bye), the stop signals and --duration, SIGHUP (reload.c), and the
+ * STATUS= line systemd shows. The loop pings the watchdog itself: a stuck
+ * pass stops the pings.
+ *
+ * Wake-ups follow the rate. While records flow, every CPU is drained every
+ * drain_ms (three quarters of max_latency_ms), and poll() on each CPU's
+ * trace_pipe_raw, with the instance's buffer_percent at wake_percent, wakes
+ * the loop at once for a CPU whose buffer fills faster than that. After two
+ * passes that found nothing the loop goes idle: buffer_percent 0, no timer,
+ * and the first record written on any CPU wakes it (and the timer) again.
+ * An idle buffer costs no wake-up at all; a busy one is drained before it
+ * overruns; a record waits at most drain_ms plus a pass.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -40,10 +50,14 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+static void set_idle(struct ringtapd *d, bool idle);
+
 void ringtapd_begin_stop(struct ringtapd *d)
 {
 	if (d->stopping)
 		return;
+	/* The stop is timed by the timer: awake for it. */
+	set_idle(d, false);
 	d->stopping = true;
 	sd_notify(0, "STOPPING=1");
 	if (rt_session_stop(d->session))
@@ -80,6 +94,82 @@ static int stop_step(struct ringtapd *d)
 	return 0;
 }
 
+static int on_cpu_io(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/*
+ * Watches every CPU's buffer again: a poller waits on the queue that
+ * buffer_percent chose when it registered, so a change needs a new one.
+ */
+static int watch_cpus(struct ringtapd *d)
+{
+	for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++) {
+		int fd = rt_pump_fd(d->pump, cpu), ret;
+
+		d->cpu_io[cpu] = sd_event_source_disable_unref(d->cpu_io[cpu]);
+		if (fd < 0)
+			continue;
+		ret = sd_event_add_io(d->loop, &d->cpu_io[cpu], fd, EPOLLIN, on_cpu_io, d);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static bool pollable(const struct ringtapd *d)
+{
+	return rt_pump_ncpus(d->pump) && rt_pump_fd(d->pump, 0) >= 0;
+}
+
+/* Idle: woken by any record; flowing: by the timer, or a buffer at wake_percent. */
+static void set_idle(struct ringtapd *d, bool idle)
+{
+	int ret;
+
+	if (idle == d->idle || !pollable(d))
+		return;
+	ret = rt_session_set_buffer_percent(d->session, idle ? 0 : d->wake_percent);
+	if (!ret)
+		ret = watch_cpus(d);
+	if (ret) {
+		/* Without it the timer alone drains, as before: slower to wake, never late. */
+		rt_log(LOG_WARNING, "waking on buffer fill: %s; draining on the timer only",
+		       strerror(-ret));
+		for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++)
+			d->cpu_io[cpu] = sd_event_source_disable_unref(d->cpu_io[cpu]);
+		d->idle = false;
+		(void)sd_event_source_set_enabled(d->drain_timer, SD_EVENT_ONESHOT);
+		return;
+	}
+	d->idle = idle;
+	d->empty_passes = 0;
+	if (!idle)
+		(void)sd_event_source_set_time_relative(d->drain_timer, 0);
+	(void)sd_event_source_set_enabled(d->drain_timer, idle ? SD_EVENT_OFF : SD_EVENT_ONESHOT);
+}
+
+static int on_cpu_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ringtapd *d = userdata;
+	int n;
+
+	if (d->idle) {
+		/* The first record after a quiet spell: flowing again, a pass at once. */
+		set_idle(d, false);
+		return 0;
+	}
+	for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++) {
+		if (d->cpu_io[cpu] != s)
+			continue;
+		/* This CPU's buffer reached wake_percent before the timer came. */
+		n = rt_pump_drain_cpu(d->pump, cpu, d->max_pages_per_pass);
+		if (n < 0)
+			return sd_event_exit(d->loop, 1);
+		if (n >= (int)d->max_pages_per_pass)
+			(void)sd_event_source_set_time_relative(d->drain_timer, 0);
+	}
+	return 0;
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
@@ -96,7 +186,6 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		next_us = POLL_US;
 	} else {
 		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */
-		rt_pump_check_cpus(d->pump);
 		n = rt_pump_drain(d->pump, d->max_pages_per_pass);
 		/* The pump said why: the loop ends with 1, "said". */
 		if (n < 0)
@@ -107,9 +196,25 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		} else if (rt_pump_capped(d->pump, n, d->max_pages_per_pass)) {
 			/* Pages left behind by the per-pass cap: come back at once. */
 			next_us = 0;
+		} else if (n == 0 && !d->once && pollable(d) && ++d->empty_passes >= 2) {
+			/* Quiet: no more wake-ups until a record comes. */
+			set_idle(d, true);
+			return 0;
+		} else if (n) {
+			d->empty_passes = 0;
 		}
 	}
 	return sd_event_source_set_time_relative(s, next_us) ?:
+	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Once a second, idle or not: a CPU going offline or coming back is told at once. */
+static int on_cpu_check(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ringtapd *d = userdata;
+
+	rt_pump_check_cpus(d->pump);
+	return sd_event_source_set_time_relative(s, 1000000) ?:
 	       sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
@@ -199,6 +304,23 @@ int ringtapd_loop_start(struct ringtapd *d)
 					 on_drain_timer, d);
 	if (ret < 0)
 		goto fail;
+	what = "watching the CPUs' buffers";
+	d->cpu_io = calloc((size_t)rt_pump_ncpus(d->pump), sizeof(*d->cpu_io));
+	if (!d->cpu_io) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	if (pollable(d)) {
+		ret = rt_session_set_buffer_percent(d->session, d->wake_percent);
+		ret = ret ?: watch_cpus(d);
+		if (ret < 0)
+			goto fail;
+	}
+	what = "arming the CPU check";
+	ret = sd_event_add_time_relative(d->loop, &d->cpu_check_timer, CLOCK_MONOTONIC, 1000000,
+					 100000, on_cpu_check, d);
+	if (ret < 0)
+		goto fail;
 	what = "arming --duration";
 	if (d->duration_us &&
 	    (ret = sd_event_add_time_relative(d->loop, &d->duration_timer, CLOCK_MONOTONIC,
@@ -228,7 +350,12 @@ int ringtapd_loop_run(struct ringtapd *d)
 
 void ringtapd_loop_stop(struct ringtapd *d)
 {
+	for (int cpu = 0; d->cpu_io && cpu < rt_pump_ncpus(d->pump); cpu++)
+		sd_event_source_disable_unref(d->cpu_io[cpu]);
+	free(d->cpu_io);
+	d->cpu_io = NULL;
 	d->drain_timer = sd_event_source_disable_unref(d->drain_timer);
+	d->cpu_check_timer = sd_event_source_disable_unref(d->cpu_check_timer);
 	d->duration_timer = sd_event_source_disable_unref(d->duration_timer);
 	d->status_timer = sd_event_source_disable_unref(d->status_timer);
 	d->loop = sd_event_unref(d->loop);

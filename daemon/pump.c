@@ -32,18 +32,9 @@ struct rt_pump {
 	bool *offline;			/* per CPU, as last seen */
 	int ncpus;
 	bool watch_cpus;		/* a live system, not a captured tree */
-	uint64_t next_cpu_check;
 	struct rt_pump_sinks to;
 	struct trace_seq line;
 };
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
 		struct rt_why *why)
@@ -181,6 +172,17 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	return ret == -EBADMSG ? 0 : ret;
 }
 
+int rt_pump_drain_cpu(struct rt_pump *p, int cpu, unsigned int max_pages)
+{
+	int n = rt_cpu_reader_drain(&p->readers[cpu], max_pages, on_page, p);
+
+	if (n < 0)
+		rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
+	if (p->to.text)
+		fflush(p->to.text);
+	return n;
+}
+
 int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 {
 	int total = 0;
@@ -197,6 +199,16 @@ int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 	if (p->to.text)
 		fflush(p->to.text);
 	return total;
+}
+
+int rt_pump_ncpus(const struct rt_pump *p)
+{
+	return p->ncpus;
+}
+
+int rt_pump_fd(const struct rt_pump *p, int cpu)
+{
+	return p->readers[cpu].is_file ? -1 : p->readers[cpu].fd;
 }
 
 bool rt_pump_capped(const struct rt_pump *p, int pages, unsigned int max_pages)
@@ -219,11 +231,8 @@ bool rt_pump_all_eof(const struct rt_pump *p)
  */
 void rt_pump_check_cpus(struct rt_pump *p)
 {
-	uint64_t now = now_us();
-
-	if (!p->watch_cpus || now < p->next_cpu_check)
+	if (!p->watch_cpus)
 		return;
-	p->next_cpu_check = now + 1000000;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		int online = rt_cpu_online(cpu);
 

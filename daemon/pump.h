@@ -44,11 +44,16 @@ void rt_pump_set_sinks(struct rt_pump *pump, const struct rt_pump_sinks *sinks);
 
 /* One pass over every CPU: the pages read, or -errno (logged). max_pages 0: to the end. */
 int rt_pump_drain(struct rt_pump *pump, unsigned int max_pages);
+/* One CPU only (its buffer filled up): the pages read, or -errno (logged). */
+int rt_pump_drain_cpu(struct rt_pump *pump, int cpu, unsigned int max_pages);
+int rt_pump_ncpus(const struct rt_pump *pump);
+/* The CPU's trace_pipe_raw to poll(); -1 for a captured file, which cannot be polled. */
+int rt_pump_fd(const struct rt_pump *pump, int cpu);
 /* Whether a pass that took max_pages from every CPU may have left pages behind. */
 bool rt_pump_capped(const struct rt_pump *pump, int pages, unsigned int max_pages);
 /* Every CPU of a captured tree read to its end (live buffers never end). */
 bool rt_pump_all_eof(const struct rt_pump *pump);
-/* At most once a second: CPUs that went offline or came back, told to subscribers. */
+/* CPUs that went offline or came back since the last look, told to subscribers. */
 void rt_pump_check_cpus(struct rt_pump *pump);
 
 void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);

@@ -65,7 +65,7 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 			rt_log(LOG_ERR, "reload: events: %s: %s", why.text, strerror(-ret));
 		rt_strv_free(globs);
 	}
-	d->drain_ms = (unsigned int)next.num[RT_CONF_DRAIN_MS];
+	ringtapd_apply_timing(d, &next);
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
 	/* Revoking a certificate's access must not wait for a restart; a bad file is said there. */

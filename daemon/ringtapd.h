@@ -37,7 +37,8 @@ struct ringtapd {
 	bool once;
 	unsigned int wait_subscribers;	/* read nothing until this many subscribed */
 	unsigned int text_flags;
-	unsigned int drain_ms;
+	unsigned int drain_ms;		/* the drain timer's period while records flow */
+	unsigned int wake_percent;	/* buffer fill that wakes us at once */
 	unsigned int max_pages_per_pass;
 	unsigned int status_sec;
 	uint64_t duration_us;
@@ -52,7 +53,10 @@ struct ringtapd {
 	struct rt_nats *nats;
 
 	/* The loop (loop.c). */
-	sd_event_source *drain_timer, *duration_timer, *status_timer;
+	sd_event_source *drain_timer, *duration_timer, *status_timer, *cpu_check_timer;
+	sd_event_source **cpu_io;	/* per CPU: its buffer filled up, or data came while idle */
+	bool idle;			/* nothing came lately: no timer, woken by the first record */
+	unsigned int empty_passes;
 	bool stopping;			/* tracing is off; subscribers take the rest */
 	bool abandoned;			/* past the grace: the rest became Lost reports */
 	bool said_bye;			/* subscribers were sent the stream's last frame */
@@ -67,6 +71,8 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv);
 int ringtapd_load_config(struct ringtapd *d, struct rt_config *cfg);
 /* Points the session, server and loop options at the settings in force. */
 int ringtapd_apply_settings(struct ringtapd *d);
+/* drain_ms and wake_percent from the settings (a start, a reload). */
+void ringtapd_apply_timing(struct ringtapd *d, const struct rt_config *cfg);
 /* "a,b,c" into a NULL-terminated list; -EINVAL for an empty one. */
 int ringtapd_split_list(const char *csv, char ***out);
 void ringtapd_release_settings(struct ringtapd *d);

@@ -52,7 +52,12 @@ static void usage(FILE *f)
 	      "      --no-time           with --stdout, leave out timestamps\n"
 	      "      --once              drain what the buffers hold, then exit\n"
 	      "  -d, --duration=SEC      stop after SEC seconds\n"
-	      "      --drain-ms=MS       drain period (default 50)\n"
+	      "      --max-latency-ms=MS the longest a record waits in the kernel's buffer\n"
+	      "                          while records flow (default 100)\n"
+	      "      --wake-percent=N    drain a CPU at once when its buffer is this full\n"
+	      "                          (default 50)\n"
+	      "      --drain-ms=MS       the drain timer's period itself (default: from\n"
+	      "                          --max-latency-ms)\n"
 	      "      --max-pages=N       pages taken from one CPU per pass (default 256)\n"
 	      "  -h, --help              this text\n"
 	      "  -V, --version           version\n",
@@ -107,6 +112,8 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "max-clients", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-events", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "drain-ms", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-latency-ms", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "wake-percent", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-pages", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "status-sec", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "listen-tcp", required_argument, NULL, OPT_CONFIG_KEY },
@@ -252,7 +259,7 @@ int ringtapd_apply_settings(struct ringtapd *d)
 		d->opts.instance_name = d->cli.str[RT_CONF_INSTANCE];
 	d->opts.buffer_kb = cfg->num[RT_CONF_BUFFER_KB];
 	d->opts.clock = cfg->str[RT_CONF_CLOCK];
-	d->drain_ms = (unsigned int)cfg->num[RT_CONF_DRAIN_MS];
+	ringtapd_apply_timing(d, cfg);
 	d->max_pages_per_pass = (unsigned int)cfg->num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)cfg->num[RT_CONF_STATUS_SEC];
 	if (!events && d->to_stdout)
@@ -269,6 +276,14 @@ int ringtapd_apply_settings(struct ringtapd *d)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void ringtapd_apply_timing(struct ringtapd *d, const struct rt_config *cfg)
+{
+	/* Three quarters: a pass, and the subscriber's own read, fit in the rest. */
+	d->drain_ms = cfg->num[RT_CONF_DRAIN_MS] ? (unsigned int)cfg->num[RT_CONF_DRAIN_MS] :
+						   (unsigned int)cfg->num[RT_CONF_MAX_LATENCY_MS] * 3 / 4;
+	d->wake_percent = (unsigned int)cfg->num[RT_CONF_WAKE_PERCENT];
 }
 
 void ringtapd_release_settings(struct ringtapd *d)

@@ -269,6 +269,16 @@ int rt_session_set_buffer_kb(struct rt_session *s, size_t kb)
 	return 0;
 }
 
+int rt_session_set_buffer_percent(struct rt_session *s, unsigned int percent)
+{
+	char text[16];
+
+	if (!s->instance || s->read_only)
+		return -EROFS;
+	snprintf(text, sizeof(text), "%u", percent);
+	return tracefs_instance_file_write(s->instance, "buffer_percent", text) < 0 ? -EIO : 0;
+}
+
 int rt_session_start(struct rt_session *s)
 {
 	if (s->read_only)

@@ -48,6 +48,12 @@ int rt_session_start(struct rt_session *session);
 /* Resizes every CPU's buffer of our instance (a reload); buffer_kb then says what the kernel took. */
 int rt_session_set_buffer_kb(struct rt_session *session, size_t kb);
 int rt_session_stop(struct rt_session *session);
+/*
+ * The instance's buffer_percent: how full a CPU's buffer gets before poll()
+ * on its trace_pipe_raw says readable (0: any data). A poller registered
+ * before the change must register again to wait on the right queue.
+ */
+int rt_session_set_buffer_percent(struct rt_session *session, unsigned int percent);
 void rt_session_close(struct rt_session *session);
 
 /* Builds the layout from header_page, header_event and the common header. */

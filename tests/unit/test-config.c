@@ -21,7 +21,9 @@ static void test_defaults(void)
 	CHECK_EQ(cfg.num[RT_CONF_MAX_CLIENTS], 64);
 	CHECK_EQ(cfg.num[RT_CONF_MAX_QUEUE_KB], 4096);
 	CHECK_EQ(cfg.num[RT_CONF_MAX_EVENTS], 1024);
-	CHECK_EQ(cfg.num[RT_CONF_DRAIN_MS], 50);
+	CHECK_EQ(cfg.num[RT_CONF_DRAIN_MS], 0);
+	CHECK_EQ(cfg.num[RT_CONF_MAX_LATENCY_MS], 100);
+	CHECK_EQ(cfg.num[RT_CONF_WAKE_PERCENT], 50);
 	CHECK_EQ(cfg.num[RT_CONF_BUFFER_KB], 0);
 	CHECK_STR(rt_config_value(&cfg, RT_CONF_SOCKET, buf, sizeof(buf)),
 		  "/run/ringtap/ringtapd.sock");
@@ -79,6 +81,8 @@ static void test_errors(void)
 	expect_error("max_clients = 0\n", 1, "out of range");
 	expect_error("max_clients = 99999999999999999999999\n", 1, "not a number");
 	expect_error("drain_ms = 10001\n", 1, "out of range");
+	expect_error("max_latency_ms = 9\n", 1, "out of range");
+	expect_error("wake_percent = 0\n", 1, "out of range");
 	expect_error("socket =\n", 1, "empty value");
 	expect_error("=3\n", 1, "unknown key");
 	expect_error("max_queue_kb = 63\n", 1, "out of range");
