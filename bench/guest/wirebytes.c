@@ -3,7 +3,9 @@
  * rt-guest-wirebytes SOCKET ENCODING: one subscriber to the test event with
  * ENCODING (decoded, raw or fixed) that counts every byte it receives (the
  * frames as they arrive, through the tap) until the daemon ends the stream,
- * and prints "WIRE ENCODING BYTES RECORDS PAGES".
+ * and prints "WIRE ENCODING BYTES RECORDS PAGES". Decoded records are read
+ * in place and each one's values looked at, as a third party's client would
+ * (ringtap_record_view): what its CPU per record measures.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@ int main(int argc, char **argv)
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;
 	struct ringtap_event ev;
-	uint64_t bytes = 0, records = 0, pages = 0;
+	uint64_t bytes = 0, records = 0, pages = 0, sum = 0;
 	int n;
 
 	if (argc != 3)
@@ -38,12 +40,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.text);
 		return 1;
 	}
+	ringtap_set_record_views(c, true);
 	while ((n = ringtap_next(c, &ev, -1)) > 0 && ev.kind != RINGTAP_END) {
+		const struct ringtap_record_view *v = ringtap_record_view(c, &ev);
+
 		records += ev.kind == RINGTAP_RECORD || ev.kind == RINGTAP_FIXED;
 		pages += ev.kind == RINGTAP_PAGE;
+		/* Every value looked at, as a client that uses them would. */
+		for (size_t i = 0; v && i < v->n_fields; i++)
+			sum += v->fields[i].kind == RINGTAP_VALUE_UNSIGNED ? v->fields[i].u :
+										   v->fields[i].len;
 	}
 	ringtap_close(c);
 	printf("WIRE %s %llu %llu %llu\n", argv[2], (unsigned long long)bytes,
 	       (unsigned long long)records, (unsigned long long)pages);
+	fprintf(stderr, "value sum %llu\n", (unsigned long long)sum);
 	return n < 0;
 }

@@ -3,10 +3,13 @@
 # ringtapd + a decoded subscriber that counts, and `trace-cmd record -N` to
 # `trace-cmd listen`, the same buffer size, one after the other in this
 # boot. Lines:
-# ZL TOOL RATE EMITTED RECORDED TICKS DAEMON_TICKS
+# ZL TOOL RATE EMITTED RECORDED TICKS DAEMON_TICKS [failed: WHY]
 # TICKS: user + system clock ticks (1/100 s) of every process of the tool
 # (its daemon, recorders, listener) from the source's start to a second
-# after its stop; DAEMON_TICKS: ringtapd's alone (0 for trace-cmd).
+# after its stop; DAEMON_TICKS: ringtapd's alone (0 for trace-cmd). A run
+# whose tool failed (no file, a report that fails, a crash) says why: it is
+# no measurement of a loss. Each capture is counted and deleted before the
+# next tool runs, in a guest with RAM for the largest one.
 sock=/run/ringtap/ringtapd.sock
 secs=${ZL_SECONDS:-10}
 rates=${ZL_RATES:-"8000 16000 32000 64000 128000 256000 512000"}
@@ -59,8 +62,11 @@ for rate in $rates; do
 	rm -f /tmp/r.cap
 	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
 		ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap
-	got=$(rt-guest-capture-check /tmp/r.cap | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
-	echo "ZL ringtap $rate $emitted ${got:-0} $ticks $dticks"
+	why=
+	got=$(rt-guest-capture-check /tmp/r.cap 2> /tmp/r.chk | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
+	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/r.chk /tmp/r.err | tr '\n' ' ')"
+	rm -f /tmp/r.cap
+	echo "ZL ringtap $rate $emitted ${got:-0} $ticks $dticks $why"
 
 	echo 1024 > $T/buffer_size_kb
 	trace-cmd record -b 1024 -e ringtap_test:ringtap_test -o /tmp/t.dat > /tmp/t.out 2>&1 &
@@ -69,16 +75,22 @@ for rate in $rates; do
 	sleep 1
 	at_rate $rate trace-cmd
 	kill -INT $t
+	why=
 	wait_or_dump $t 120
-	got=$(trace-cmd report -i /tmp/t.dat 2>/dev/null | grep -c 'ringtap_test:')
-	echo "ZL trace-cmd $rate $emitted $got $ticks 0"
-	rm -f /tmp/t.dat /tmp/r.cap
+	if ! trace-cmd report -i /tmp/t.dat > /tmp/t.txt 2> /tmp/t.rep; then
+		why="failed: trace-cmd report: $(head -c 120 /tmp/t.rep /tmp/t.out | tr '\n' ' ')"
+	fi
+	got=$(grep -c 'ringtap_test:' /tmp/t.txt || true)
+	rm -f /tmp/t.dat /tmp/t.txt
+	echo "ZL trace-cmd $rate $emitted $got $ticks 0 $why"
 
 	# ringtapd to one decoded subscriber that only counts its records.
 	through_ringtapd $rate "ringtapd rt-guest-wireby" /tmp/w.out \
 		rt-guest-wirebytes $sock decoded
 	got=$(awk '$1 == "WIRE" { print $4 }' /tmp/w.out)
-	echo "ZL ringtap-decoded $rate $emitted ${got:-0} $ticks $dticks"
+	why=
+	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/w.out | tr '\n' ' ')"
+	echo "ZL ringtap-decoded $rate $emitted ${got:-0} $ticks $dticks $why"
 
 	# The peer's network path: trace-cmd record -N to trace-cmd listen over
 	# loopback, on TCP (-t): its default, UDP, sends a splice of many pages
@@ -99,15 +111,22 @@ for rate in $rates; do
 	sleep 1
 	at_rate $rate trace-cmd
 	kill -INT $t
+	why=
 	wait_or_dump $t 120
 	sleep 2
 	kill -INT $l
 	wait_or_dump $l 60 || true
 	got=0
+	files=0
 	for f in /tmp/listen/*.dat; do
 		[ -e "$f" ] || continue
-		got=$((got + $(trace-cmd report -i "$f" 2>/dev/null | grep -c 'ringtap_test:')))
+		files=$((files + 1))
+		trace-cmd report -i "$f" > /tmp/l.txt 2> /tmp/l.rep ||
+			why=${why:-"failed: trace-cmd report $f: $(head -c 100 /tmp/l.rep | tr '\n' ' ')"}
+		got=$((got + $(grep -c 'ringtap_test:' /tmp/l.txt || true)))
+		rm -f /tmp/l.txt
 	done
-	echo "ZL trace-cmd-listen $rate $emitted $got $ticks 0"
+	[ $files -gt 0 ] || why=${why:-"failed: trace-cmd listen wrote no file"}
+	echo "ZL trace-cmd-listen $rate $emitted $got $ticks 0 $why"
 	rm -rf /tmp/listen
 done
