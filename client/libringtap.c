@@ -41,6 +41,7 @@ struct ringtap_client {
 	void (*frame_tap)(void *ctx, const Ringtap__Frame *frame);
 	void *tap_ctx;
 	bool views;		/* Batches read in place: ringtap_record_view() */
+	bool bye_sent;
 	struct rt_value *scratch;	/* ringtap_record_view() of an unpacked Record */
 	size_t n_scratch;
 	struct rt_record_view scratch_view;
@@ -365,6 +366,9 @@ static void send_bye(struct ringtap_client *c)
 	uint8_t *bytes;
 	size_t len;
 
+	if (c->bye_sent)
+		return;
+	c->bye_sent = true;
 	frame.msg_case = RINGTAP__FRAME__MSG_BYE;
 	frame.bye = &bye;
 	if (rt_wire_encode(&frame, &bytes, &len))
@@ -372,6 +376,16 @@ static void send_bye(struct ringtap_client *c)
 	/* Best effort: a daemon that is gone or not reading does not hold up close. */
 	(void)rt_transport_write(&c->t, bytes, len);
 	free(bytes);
+}
+
+int ringtap_bye(struct ringtap_client *c)
+{
+	if (c->cons.error)
+		return c->cons.error;
+	if (c->t.fd < 0)
+		return -ENOTCONN;
+	send_bye(c);
+	return 0;
 }
 
 void ringtap_close(struct ringtap_client *c)

@@ -24,6 +24,9 @@ enum record_format {
 	FORMAT_TRACEDAT,
 };
 
+/* How long the daemon has to send what it queued, once asked to end the stream. */
+#define END_GRACE_S 5
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -147,7 +150,8 @@ int cmd_record(int argc, char **argv)
 	const Ringtap__Welcome *welcome;
 	const char *events[33] = { "ringtap_test:*" };
 	enum record_format format = FORMAT_AUTO;
-	double duration = 0, start, next_progress;
+	double duration = 0, start, next_progress, end_by = 0;
+	bool ending = false;
 	const char *path = NULL;
 	FILE *clock = NULL;
 	char *save = NULL;
@@ -244,10 +248,29 @@ int cmd_record(int argc, char **argv)
 	}
 	start = cli_now_s();
 	next_progress = start + 1;
-	while (!stop && !r.write_error && (!duration || cli_now_s() - start < duration)) {
+	while (!r.write_error) {
 		struct ringtap_event ev;
-		int n = ringtap_next(c, &ev, 200);
+		int n;
 
+		if (!ending && (stop || (duration && cli_now_s() - start >= duration))) {
+			/*
+			 * The end: everything the daemon sent until now goes into the
+			 * file. It is asked to end the stream and read to its end.
+			 */
+			recording_flush(&r);
+			if (r.tracedat && !ret)
+				refresh_host_texts(&r, c, &opts);
+			if (ringtap_bye(c))
+				break;
+			ending = true;
+			end_by = cli_now_s() + END_GRACE_S;
+		}
+		if (ending && cli_now_s() > end_by) {
+			fprintf(stderr, "\nringtap record: ringtapd did not end the stream within %d s; "
+				"the file holds what came until now\n", END_GRACE_S);
+			break;
+		}
+		n = ringtap_next(c, &ev, 200);
 		if (n == 0)
 			recording_flush(&r);
 		if (n == -EINTR || n == 0)
@@ -255,8 +278,11 @@ int cmd_record(int argc, char **argv)
 		if (n < 0 || ev.kind == RINGTAP_END) {
 			if (n < 0)
 				fprintf(stderr, "\nringtap record: %s\n", ringtap_error_text(c));
-			if (!reconnect) {
-				ret = n < 0;
+			else if (ending && !ev.end_clean)
+				fprintf(stderr, "\nringtap record: the connection was cut before "
+					"ringtapd's last report\n");
+			if (ending || !reconnect) {
+				ret |= n < 0;
 				break;
 			}
 			recording_flush(&r);
@@ -283,8 +309,6 @@ tick:
 		}
 	}
 	recording_flush(&r);
-	if (r.tracedat && c && !ret && !r.write_error)
-		refresh_host_texts(&r, c, &opts);
 	/* The daemon is let go first: putting a big trace.dat together takes a while. */
 	ringtap_close(c);
 	recording_progress(&r, true);

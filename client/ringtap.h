@@ -115,7 +115,15 @@ struct ringtap_connect_error {
 int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
 		    struct ringtap_connect_error *err);
 
-/* Sends Bye, closes the connection and frees everything. NULL is fine. */
+/*
+ * Ends the stream but not the connection: sends a Bye; ringtap_next() then
+ * gives what the daemon had queued for this client, its last loss reports
+ * and RINGTAP_END (end_clean when the daemon said Bye back). What a
+ * recording does at its end, so that everything sent reaches its file.
+ */
+int ringtap_bye(struct ringtap_client *c);
+
+/* Sends Bye (unless ringtap_bye() did), closes the connection and frees everything. NULL is fine. */
 void ringtap_close(struct ringtap_client *c);
 
 /*

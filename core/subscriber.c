@@ -305,7 +305,7 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 	s->tail->records = records;
 	s->tail->first_ts = first_ts;
 	s->tail->last_ts = last_ts;
-	s->delivered += records;
+	s->queued_records += records;
 	return 0;
 }
 
@@ -318,7 +318,7 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 		*p = f->next;
 		if (f->records) {
 			drop_frame(s, f->cpu, f->records, f->first_ts, f->last_ts);
-			s->delivered -= f->records;
+			s->queued_records -= f->records;
 		}
 		s->queued -= f->len;
 		free(f);
@@ -385,6 +385,9 @@ void rt_subscriber_consume(struct rt_subscriber *s, size_t n)
 		n -= left;
 		s->queued -= left;
 		s->head_off = 0;
+		/* Written whole: its records are the subscriber's now. */
+		s->delivered += f->records;
+		s->queued_records -= f->records;
 		s->head = f->next;
 		if (!s->head)
 			s->tail = NULL;

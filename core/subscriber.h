@@ -44,7 +44,11 @@ struct rt_subscriber {
 
 	struct rt_loss *lost_kernel;	/* per CPU, not yet reported */
 	struct rt_loss *lost_queue;
-	uint64_t delivered, dropped, kernel_lost;	/* delivered: queued to be sent */
+	/*
+	 * delivered: in frames written whole to the socket; queued_records: in
+	 * frames still queued (a connection that closes with some lost them).
+	 */
+	uint64_t delivered, queued_records, dropped, kernel_lost;
 };
 
 int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_queued);

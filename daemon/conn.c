@@ -86,7 +86,7 @@ void conn_free(struct rt_conn *c)
 			break;
 		}
 	srv->n_conns--;
-	srv->dropped_gone += c->sub.dropped;
+	srv->dropped_gone += c->sub.dropped + c->sub.queued_records;
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->more);
 	rt_tls_conn_free(c->tls);
@@ -100,9 +100,15 @@ void conn_free(struct rt_conn *c)
 
 void conn_close(struct rt_conn *c, const char *why)
 {
+	char unsent[96] = "";
+
+	/* Queued, never written: the client is gone before it could be told. */
+	if (c->sub.queued_records)
+		snprintf(unsent, sizeof(unsent), ", %llu queued and never sent",
+			 (unsigned long long)c->sub.queued_records);
 	rt_log(LOG_INFO, "client %s (pid %d): %s; %llu records delivered, %llu dropped, %llu lost "
-	       "in the kernel", c->name, (int)c->pid, why, (unsigned long long)c->sub.delivered,
-	       (unsigned long long)c->sub.dropped, (unsigned long long)c->sub.kernel_lost);
+	       "in the kernel%s", c->name, (int)c->pid, why, (unsigned long long)c->sub.delivered,
+	       (unsigned long long)c->sub.dropped, (unsigned long long)c->sub.kernel_lost, unsent);
 	conn_free(c);
 }
 
@@ -502,6 +508,17 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 		return;
 	case CONN_STREAMING:
 		if (f->msg_case == RINGTAP__FRAME__MSG_BYE) {
+			/*
+			 * The client ends the stream and reads on to its end: what is
+			 * queued goes, then the losses owed, then our Bye, then the close.
+			 */
+			struct rt_buf b = { 0 };
+
+			if (rt_subscriber_flush_losses(&c->sub))
+				conn_out_of_memory(c, "for its last loss reports");
+			if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
+				c->said_bye = true;
+			rt_buf_free(&b);
 			c->state = CONN_CLOSING;
 			conn_want_write(c, true);
 			return;

@@ -64,6 +64,7 @@ void ringtapd_begin_stop(struct ringtapd *d)
 		rt_log(LOG_WARNING, "turning tracing off failed: the last pass may not be the last");
 	/* What the kernel still holds goes out before the grace starts; a read error is said there. */
 	(void)rt_pump_drain(d->pump, 0);
+	rt_pump_reconcile(d->pump);
 	d->stop_deadline = now_us() + STOP_GRACE_US;
 	d->nats_deadline = now_us() + NATS_STOP_GRACE_US;
 }
@@ -261,9 +262,9 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	d->status_at = now;
 	nats_status(d, nats, sizeof(nats));
 	sd_notifyf(0, "STATUS=%u subscriber(s), %.0f events/s, %" PRIu64 " events read; lost: %" PRIu64
-		   " in the kernel (+%" PRIu64 " pages uncounted), %" PRIu64 " by slow subscribers%s",
+		   " in the kernel (+%" PRIu64 " malformed pages), %" PRIu64 " by slow subscribers%s",
 		   d->server ? rt_server_subscribers(d->server) : 0, rate, t.records, t.kernel_lost,
-		   t.uncounted, d->server ? rt_server_dropped(d->server) : 0, nats);
+		   t.malformed_pages, d->server ? rt_server_dropped(d->server) : 0, nats);
 	if (!d->status_sec)
 		return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	return sd_event_source_set_time_relative(s, d->status_sec * 1000000ULL) ?:

@@ -19,12 +19,14 @@
 
 struct cpu_account {
 	unsigned long long records, unknown;
-	unsigned long long missed_exact;	/* counts the kernel stored in pages */
+	unsigned long long kernel_lost;	/* reported: what the kernel overwrote before we read it */
 	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
 	unsigned long long malformed_pages;
+	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
 };
 
 struct rt_pump {
+	struct rt_session *session;
 	const struct rt_layout *layout;
 	struct rt_decoder *decoder;
 	struct rt_cpu_reader *readers;
@@ -46,6 +48,7 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 	if (!p)
 		return rt_why_set(why, -ENOMEM, "out of memory");
 	trace_seq_init(&p->line);
+	p->session = session;
 	p->layout = layout;
 	p->ncpus = session->ncpus;
 	p->watch_cpus = !session->read_only;
@@ -127,6 +130,31 @@ static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, 
 		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, exact, ts);
 }
 
+/*
+ * How many events the kernel lost before this page. The page says so when
+ * it had room for the count; when it had not (a page full to its last
+ * bytes), only that some were. The CPU's overrun counter (per_cpu/cpuN/
+ * stats) gives the count either way: the losses reported so far never pass
+ * it, so a page without a count gets what the counter has beyond them, and
+ * the sum reported is the kernel's own. The counter is read when it runs
+ * ahead of a page (losses after the page was taken, which a later page
+ * counts again), so those are not reported twice.
+ */
+static uint64_t lost_before(struct rt_pump *p, int cpu, const struct rt_page_result *res)
+{
+	uint64_t reported = p->acct[cpu].kernel_lost, count = res->missed_count;
+	struct rt_cpu_stats st;
+
+	if (rt_session_cpu_stats(p->session, cpu, &st))
+		/* No counter (a tree without stats): the page's word, or "at least one". */
+		return res->missed_exact ? count : 1;
+	if (st.overrun <= reported)
+		return 0;
+	if (!res->missed_exact || count > st.overrun - reported)
+		count = st.overrun - reported;
+	return count;
+}
+
 static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 {
 	struct rt_pump *p = ctx;
@@ -149,17 +177,16 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 		/* Its records are lost, how many is unknown: subscribers are told so. */
 		kernel_loss(p, cpu, 0, false, 0);
 	} else if (res.missed) {
-		if (res.missed_exact)
-			a->missed_exact += res.missed_count;
-		else
+		uint64_t count = lost_before(p, cpu, &res);
+
+		if (!res.missed_exact)
 			a->missed_pages_inexact++;
-		kernel_loss(p, cpu, res.missed_count, res.missed_exact, res.timestamp);
-		if (p->to.text && res.missed_exact)
+		a->kernel_lost += count;
+		if (count)
+			kernel_loss(p, cpu, count, true, res.timestamp);
+		if (p->to.text && count)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
-				cpu, res.missed_count, res.timestamp);
-		else if (p->to.text)
-			fprintf(p->to.text, "# cpu %d: lost events (count unknown) before %" PRIu64
-				"\n", cpu, res.timestamp);
+				cpu, count, res.timestamp);
 	}
 	if (p->to.server) {
 		if (ret != -EBADMSG)
@@ -251,9 +278,36 @@ void rt_pump_totals(const struct rt_pump *p, struct rt_pump_totals *t)
 	memset(t, 0, sizeof(*t));
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		t->records += p->acct[cpu].records;
-		t->kernel_lost += p->acct[cpu].missed_exact;
-		t->uncounted += p->acct[cpu].missed_pages_inexact + p->acct[cpu].malformed_pages;
+		t->kernel_lost += p->acct[cpu].kernel_lost;
+		t->malformed_pages += p->acct[cpu].malformed_pages;
 	}
+}
+
+void rt_pump_reconcile(struct rt_pump *p)
+{
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		struct cpu_account *a = &p->acct[cpu];
+		struct rt_cpu_stats st;
+		uint64_t lost;
+
+		if (rt_session_cpu_stats(p->session, cpu, &st))
+			continue;
+		/* Overwritten after the last page read, or lost without a page to say so. */
+		lost = (st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0) +
+		       st.commit_overrun + st.dropped_events - a->other_lost;
+		if (!lost)
+			continue;
+		a->kernel_lost += st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0;
+		a->other_lost = st.commit_overrun + st.dropped_events;
+		kernel_loss(p, cpu, lost, true, 0);
+		if (p->to.text)
+			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events at the end\n", cpu,
+				lost);
+	}
+	if (p->to.server)
+		rt_server_end_page(p->to.server);
+	if (p->to.nats)
+		rt_nats_end_page(p->to.nats);
 }
 
 void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
@@ -265,10 +319,10 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 		/* A tree without stats files reports zeros for the kernel's side. */
 		(void)rt_session_cpu_stats(session, cpu, &st);
 		rt_log(LOG_INFO,
-		       "cpu%d: %llu pages, %llu records, %llu unknown, lost %llu counted + %llu pages "
-		       "uncounted, %llu malformed pages; kernel: overrun %llu, commit_overrun %llu, "
-		       "dropped %llu",
-		       cpu, p->readers[cpu].pages, a->records, a->unknown, a->missed_exact,
+		       "cpu%d: %llu pages, %llu records, %llu unknown, lost %llu (%llu pages without "
+		       "a count, reconciled with the overrun counter), %llu malformed pages; kernel: "
+		       "overrun %llu, commit_overrun %llu, dropped %llu",
+		       cpu, p->readers[cpu].pages, a->records, a->unknown, a->kernel_lost,
 		       a->missed_pages_inexact, a->malformed_pages, st.overrun, st.commit_overrun,
 		       st.dropped_events);
 	}

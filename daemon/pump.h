@@ -32,8 +32,8 @@ struct rt_pump_sinks {
 
 struct rt_pump_totals {
 	uint64_t records;
-	uint64_t kernel_lost;		/* counts the kernel stored in pages */
-	uint64_t uncounted;		/* pages that said "lost some" only, and malformed ones */
+	uint64_t kernel_lost;		/* overwritten by the kernel before they were read */
+	uint64_t malformed_pages;	/* skipped whole: their records' number is unknown */
 };
 
 /* One reader per CPU of the session; -errno with why. */
@@ -57,5 +57,11 @@ bool rt_pump_all_eof(const struct rt_pump *pump);
 void rt_pump_check_cpus(struct rt_pump *pump);
 
 void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
+/*
+ * At the stop, after the last pass: what the kernel's counters say was lost
+ * beyond what the pages said (overwritten after the last page read; commit
+ * overruns and drops, which no page carries), reported to everyone.
+ */
+void rt_pump_reconcile(struct rt_pump *pump);
 /* A line per CPU next to the kernel's own counters, for the log at the stop. */
 void rt_pump_report(const struct rt_pump *pump, struct rt_session *session);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <tracefs/tracefs.h>
@@ -306,6 +308,10 @@ void rt_session_close(struct rt_session *s)
 		free(s->events[i]);
 	free(s->events);
 	rt_catalogue_release(&s->catalogue);
+	for (int i = 0; s->stats_fds && i < s->ncpus; i++)
+		if (s->stats_fds[i] >= 0)
+			close(s->stats_fds[i]);
+	free(s->stats_fds);
 	free(s->clock);
 	free(s->tracing_dir);
 	free(s);
@@ -406,7 +412,8 @@ int rt_session_read_text(struct rt_session *s, const char *name, char **text, si
 	return rt_read_file(path, 0, text, len);
 }
 
-int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
+/* "key: N" lines of a stats text into st. */
+static void parse_stats(const char *text, struct rt_cpu_stats *st)
 {
 	static const struct {
 		const char *key;
@@ -418,19 +425,42 @@ int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
 		{ "dropped events:", offsetof(struct rt_cpu_stats, dropped_events) },
 		{ "read events:", offsetof(struct rt_cpu_stats, read_events) },
 	};
-	_cleanup_free_ char *path = NULL, *text = NULL;
-	int len = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (asprintf(&path, "per_cpu/cpu%d/stats", cpu) < 0)
-		return -ENOMEM;
-	text = tracefs_instance_file_read(s->instance, path, &len);
-	if (!text)
-		return -ENOENT;
-	for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
 		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
 				*(unsigned long long *)((char *)st + keys[i].off) =
 					strtoull(line + strlen(keys[i].key), NULL, 10);
+}
+
+int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
+{
+	char text[1024], path[64];
+	ssize_t n;
+
+	memset(st, 0, sizeof(*st));
+	if (cpu < 0 || cpu >= s->ncpus)
+		return -EINVAL;
+	/* Kept open: read at every page that lost events without saying how many. */
+	if (!s->stats_fds) {
+		s->stats_fds = calloc((size_t)s->ncpus, sizeof(*s->stats_fds));
+		if (!s->stats_fds)
+			return -ENOMEM;
+		for (int i = 0; i < s->ncpus; i++)
+			s->stats_fds[i] = -1;
+	}
+	if (s->stats_fds[cpu] < 0) {
+		snprintf(path, sizeof(path), "per_cpu/cpu%d/stats", cpu);
+		s->stats_fds[cpu] = tracefs_instance_file_open(s->instance, path, O_RDONLY);
+		if (s->stats_fds[cpu] < 0)
+			return -ENOENT;
+	}
+	n = pread(s->stats_fds[cpu], text, sizeof(text) - 1, 0);
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	parse_stats(text, st);
 	return 0;
 }

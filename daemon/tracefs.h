@@ -38,6 +38,7 @@ struct rt_session {
 	char **events;			/* "system:event" of every event enabled, NULL-terminated */
 	size_t n_events;
 	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
+	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */
 	bool catalogue_read;
 };
 
@@ -96,7 +97,7 @@ int rt_session_symbols(struct rt_session *session, struct rt_layout *layout);
  */
 int rt_session_read_text(struct rt_session *session, const char *name, char **text, size_t *len);
 
-/* Reads per_cpu/cpuN/stats: the kernel's own loss counters. */
+/* Reads per_cpu/cpuN/stats (kept open): the kernel's own loss counters. */
 struct rt_cpu_stats {
 	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;
 };

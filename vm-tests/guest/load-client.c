@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * rt-guest-load SOCKET N: N subscribers in one process, for the load test.
- * Connection i takes ringtap_test:ringtap_test as kind i % 5:
+ * rt-guest-load SOCKET N [KIND,...]: N subscribers in one process, for the
+ * load tests. Connection i takes ringtap_test:ringtap_test as kind i % 5, or
+ * as the i-th of the kinds given (round robin):
  *   0 "all"     DECODED, every CPU, read as fast as it comes
  *   1 "cpu0"    DECODED, CPU 0 only
  *   2 "fixed"   FIXED (padded-2012), every CPU
  *   3 "filter"  DECODED with the filter "cpu == 1"
  *   4 "slow"    DECODED, every CPU, one event per 20 ms at most until SIGUSR1,
  *               then as fast as the others (to take the rest before the stop)
+ *   5 "raw"     RAW pages, every CPU (delivered: the events each page holds)
  * It reads until every connection has ended (the daemon stopping ends them)
  * and prints, per connection and CPU, records delivered and records the
  * daemon reported lost, plus the sequence numbers' check for DECODED ones:
@@ -29,8 +31,9 @@
 
 #define MAX_CPUS 8
 
-static const char *const kinds[] = { "all", "cpu0", "fixed", "filter", "slow" };
+static const char *const kinds[] = { "all", "cpu0", "fixed", "filter", "slow", "raw" };
 #define SLOW 4
+#define RAW 5
 
 static volatile sig_atomic_t catch_up;
 
@@ -82,6 +85,9 @@ static void take(struct conn *k, const struct ringtap_event *ev)
 	case RINGTAP_FIXED:
 		k->delivered[cpu]++;
 		break;
+	case RINGTAP_PAGE:
+		k->delivered[cpu] += ev->page_records;
+		break;
 	case RINGTAP_LOST:
 		k->lost[cpu] += ev->lost->count;
 		if (ev->lost->has_count_exact && !ev->lost->count_exact)
@@ -100,9 +106,23 @@ int main(int argc, char **argv)
 	struct pollfd *pfd;
 	int n, open_conns, rc = 0;
 
-	if (argc != 3 || (n = atoi(argv[2])) <= 0) {
-		fprintf(stderr, "usage: rt-guest-load SOCKET N\n");
+	int chosen[16], n_chosen = 0;
+
+	if (argc < 3 || argc > 4 || (n = atoi(argv[2])) <= 0) {
+		fprintf(stderr, "usage: rt-guest-load SOCKET N [KIND,...]\n");
 		return 2;
+	}
+	for (char *save = NULL, *t = argc == 4 ? strtok_r(argv[3], ",", &save) : NULL;
+	     t && n_chosen < 16; t = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+
+		while (k < 6 && strcmp(kinds[k], t))
+			k++;
+		if (k == 6) {
+			fprintf(stderr, "rt-guest-load: unknown kind '%s'\n", t);
+			return 2;
+		}
+		chosen[n_chosen++] = k;
 	}
 	conns = calloc((size_t)n, sizeof(*conns));
 	pfd = calloc((size_t)n, sizeof(*pfd));
@@ -116,7 +136,7 @@ int main(int argc, char **argv)
 		};
 		struct ringtap_connect_error err;
 
-		conns[i].kind = i % 5;
+		conns[i].kind = n_chosen ? chosen[i % n_chosen] : i % 5;
 		conns[i].seq_field = -1;
 		if (conns[i].kind == 1) {
 			o.cpus = cpu0;
@@ -125,6 +145,8 @@ int main(int argc, char **argv)
 			o.encoding = RINGTAP__ENCODING__FIXED;
 		} else if (conns[i].kind == 3) {
 			o.filter = "cpu == 1";
+		} else if (conns[i].kind == RAW) {
+			o.encoding = RINGTAP__ENCODING__RAW;
 		}
 		if (ringtap_connect(&conns[i].c, &o, &err)) {
 			fprintf(stderr, "conn %d: %s\n", i, err.text);
