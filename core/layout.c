@@ -321,12 +321,6 @@ const struct rt_field_desc *rt_layout_common(const struct rt_layout *l, const ch
 	return NULL;
 }
 
-/* Names arrive as "common_pid"; ringtap names them as "pid". */
-static const char *strip_common(const char *name)
-{
-	return strncmp(name, "common_", 7) ? name : name + 7;
-}
-
 static int learn_common_fields(struct rt_layout *l, const struct tep_event *event)
 {
 	struct tep_format_field *f;
@@ -341,7 +335,7 @@ static int learn_common_fields(struct rt_layout *l, const struct tep_event *even
 		if (n != l->n_common)
 			return -EPROTO;
 		for (f = event->format.common_fields; f; f = f->next, i++)
-			if (strcmp(strip_common(f->name), l->common[i].name) ||
+			if (strcmp(f->name, l->common[i].name) ||
 			    (unsigned int)f->offset != l->common[i].offset ||
 			    (unsigned int)f->size != l->common[i].size)
 				return -EPROTO;
@@ -352,7 +346,7 @@ static int learn_common_fields(struct rt_layout *l, const struct tep_event *even
 		return -ENOMEM;
 	for (f = event->format.common_fields; f; f = f->next, i++) {
 		struct rt_field_desc *d = &l->common[i];
-		const char *name = strip_common(f->name);
+		const char *name = f->name;
 		if (strlen(name) >= sizeof(d->name) || f->offset < 0 || f->size <= 0)
 			goto bad;
 		strcpy(d->name, name);
@@ -364,8 +358,8 @@ static int learn_common_fields(struct rt_layout *l, const struct tep_event *even
 			l->common_size = d->offset + d->size;
 	}
 	l->n_common = n;
-	l->common_type = rt_layout_common(l, "type");
-	l->common_pid = rt_layout_common(l, "pid");
+	l->common_type = rt_layout_common(l, "common_type");
+	l->common_pid = rt_layout_common(l, "common_pid");
 	if (!l->common_type || (l->common_type->size != 1 && l->common_type->size != 2 &&
 				l->common_type->size != 4))
 		goto bad;

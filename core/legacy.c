@@ -96,7 +96,7 @@ int rt_legacy_rewrite(const struct rt_legacy_layout *lg, const struct rt_record 
 	memset(out, 0, fixed);
 	/* Common fields by name: the ones this kernel lacks stay zero. */
 	for (unsigned int c = 0; c < lg->n_common; c++) {
-		const struct rt_field_desc *d = rt_layout_common(l, lg->common[c].name + 7);
+		const struct rt_field_desc *d = rt_layout_common(l, lg->common[c].name);
 		uint64_t v;
 
 		if (d && d->size <= lg->common[c].size && !rt_record_read_common(rec, l, d, &v))
@@ -113,6 +113,9 @@ int rt_legacy_rewrite(const struct rt_legacy_layout *lg, const struct rt_record 
 			if (offsets[i] + len > out_size)
 				return -ENOSPC;
 			memcpy(out + offsets[i], p, len);
+			/* A flexible array ("char buf[]") runs on to the record's end. */
+			if (!f->size && offsets[i] + len > dyn)
+				dyn = offsets[i] + len;
 			continue;
 		}
 		/* Dynamic data follows the fixed part; the location word points at it. */
@@ -128,19 +131,60 @@ int rt_legacy_rewrite(const struct rt_legacy_layout *lg, const struct rt_record 
 	return (int)dyn;
 }
 
-int rt_legacy_format(const struct rt_legacy_layout *lg, const struct tep_event *ev, char **text)
+/*
+ * The payload fields' declarations as the kernel spelled them ("char buf[]",
+ * "__data_loc char[] msg"), in order, and its print fmt line, from the
+ * event's own format text: a kernel with the legacy header declares the
+ * same fields, only at other offsets.
+ */
+static int kernel_spelling(const char *format, char **decls, unsigned int n, const char **print,
+			   size_t *print_len)
 {
-	unsigned int offsets[128], fixed, i = 0;
-	char *buf = NULL;
-	size_t size = 0;
+	const char *p = format, *body = strstr(format, "\n\n");
+	unsigned int i = 0;
+
+	*print = NULL;
+	*print_len = 0;
+	if (!body)
+		return -EINVAL;
+	for (p = body; (p = strstr(p, "\tfield:")) && i < n; i++) {
+		const char *end = strstr(p, ";\toffset:");
+
+		if (!end)
+			return -EINVAL;
+		decls[i] = strndup(p + 7, (size_t)(end - p - 7));
+		if (!decls[i])
+			return -ENOMEM;
+		p = end;
+	}
+	p = strstr(body, "print fmt: ");
+	if (p) {
+		*print = p + 11;
+		*print_len = strcspn(*print, "\n");
+	}
+	return (int)i;
+}
+
+int rt_legacy_format(const struct rt_legacy_layout *lg, const struct tep_event *ev,
+		     const char *format, char **text)
+{
+	unsigned int offsets[128], fixed, i = 0, n = count_fields(ev);
+	char *buf = NULL, *decls[128] = { NULL };
+	const char *print = NULL;
+	size_t size = 0, print_len = 0;
 	FILE *f;
-	int ret = rt_legacy_offsets(lg, ev, offsets, 128, &fixed);
+	int ret = rt_legacy_offsets(lg, ev, offsets, 128, &fixed), spelled;
 
 	if (ret)
 		return ret;
+	spelled = format ? kernel_spelling(format, decls, 128, &print, &print_len) : 0;
+	if (spelled < 0)
+		return spelled;
 	f = open_memstream(&buf, &size);
-	if (!f)
-		return -ENOMEM;
+	if (!f) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	fprintf(f, "name: %s\nID: %d\nformat:\n", ev->name, ev->id);
 	for (unsigned int c = 0; c < lg->n_common; c++)
 		fprintf(f, "\tfield:%s %s;\toffset:%u;\tsize:%u;\tsigned:%d;\n",
@@ -152,7 +196,9 @@ int rt_legacy_format(const struct rt_legacy_layout *lg, const struct tep_event *
 	for (struct tep_format_field *fl = ev->format.fields; fl; fl = fl->next, i++) {
 		bool array = (fl->flags & TEP_FIELD_IS_ARRAY) && !(fl->flags & TEP_FIELD_IS_DYNAMIC);
 
-		if (array)
+		if (spelled == (int)n)
+			fprintf(f, "\tfield:%s;", decls[i]);
+		else if (array)
 			fprintf(f, "\tfield:%s %s[%d];", fl->type, fl->name, fl->arraylen);
 		else
 			fprintf(f, "\tfield:%s %s;", fl->type, fl->name);
@@ -160,9 +206,19 @@ int rt_legacy_format(const struct rt_legacy_layout *lg, const struct tep_event *
 			!!(fl->flags & TEP_FIELD_IS_SIGNED));
 	}
 	fputc('\n', f);
-	fprintf(f, "print fmt: %s\n", ev->print_fmt.format ? ev->print_fmt.format : "\"\"");
-	if (fclose(f))
-		return -ENOMEM;
+	if (format && print)
+		fprintf(f, "print fmt: %.*s\n", (int)print_len, print);
+	else
+		fprintf(f, "print fmt: %s\n", ev->print_fmt.format ? ev->print_fmt.format : "\"\"");
+	if (fclose(f)) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	*text = buf;
-	return 0;
+	buf = NULL;
+out:
+	free(buf);
+	for (unsigned int k = 0; k < 128; k++)
+		free(decls[k]);
+	return ret;
 }

@@ -46,6 +46,10 @@ int rt_legacy_offsets(const struct rt_legacy_layout *legacy, const struct tep_ev
 int rt_legacy_rewrite(const struct rt_legacy_layout *legacy, const struct rt_record *rec,
 		      const struct rt_layout *layout, uint8_t *out, size_t out_size);
 
-/* The event's format text as a kernel with the legacy layout would publish it. */
+/*
+ * The event's format text as a kernel with the legacy layout would publish
+ * it: the fields spelled and the print fmt as in the kernel's own text
+ * (format; NULL: as libtraceevent understood them), at the legacy offsets.
+ */
 int rt_legacy_format(const struct rt_legacy_layout *legacy, const struct tep_event *event,
-		     char **text);
+		     const char *format, char **text);

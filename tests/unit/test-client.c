@@ -97,10 +97,10 @@ static void make_fields(Ringtap__Field *f, Ringtap__Field **ptrs, const struct f
 }
 
 static const struct field_spec common_spec[] = {
-	{ "type", "unsigned short", 0, 2, false, -1, false },
-	{ "flags", "unsigned char", 2, 1, false, -1, false },
-	{ "preempt_count", "unsigned char", 3, 1, false, -1, false },
-	{ "pid", "int", 4, 4, true, -1, false },
+	{ "common_type", "unsigned short", 0, 2, false, -1, false },
+	{ "common_flags", "unsigned char", 2, 1, false, -1, false },
+	{ "common_preempt_count", "unsigned char", 3, 1, false, -1, false },
+	{ "common_pid", "int", 4, 4, true, -1, false },
 };
 
 static const char header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -588,13 +588,14 @@ static void test_stream(void)
 		CHECK_EQ(ev.schema->n_fields, 4);
 		CHECK_STR(format(c, &ev, RINGTAP_FORMAT_NO_TIME),
 			  "[001] ringtap_test:ringtap_test pid=43 seq=1 cpu=1 tag=rtaptest "
-			  "msg=cpu1 seq 1  | type=169 flags=1 preempt_count=0 pid=43");
+			  "msg=cpu1 seq 1  | common_type=169 common_flags=1 common_preempt_count=0 "
+			  "common_pid=43");
 		CHECK_STR(format(c, &ev, RINGTAP_FORMAT_JSON),
 			  "{\"ts\":1700000001000000005,\"cpu\":1,"
 			  "\"event\":\"ringtap_test:ringtap_test\",\"pid\":43,"
 			  "\"fields\":{\"seq\":1,\"cpu\":1,\"tag\":\"rtaptest\","
-			  "\"msg\":\"cpu1 seq 1 \"},\"common\":{\"type\":169,\"flags\":1,"
-			  "\"preempt_count\":0,\"pid\":43}}");
+			  "\"msg\":\"cpu1 seq 1 \"},\"common\":{\"common_type\":169,"
+			  "\"common_flags\":1,\"common_preempt_count\":0,\"common_pid\":43}}");
 	}
 
 	CHECK_EQ(ringtap_next(c, &ev, 1000), 1);
@@ -1410,10 +1411,10 @@ static void test_cli_info_help(void)
 	CHECK(strstr(r.out, "endianness:     little\n") != NULL);
 	CHECK(strstr(r.out,
 		     "common fields:\n"
-		     "  type                     offset   0  size    2  unsigned  unsigned short\n"
-		     "  flags                    offset   2  size    1  unsigned  unsigned char\n"
-		     "  preempt_count            offset   3  size    1  unsigned  unsigned char\n"
-		     "  pid                      offset   4  size    4  signed  int\n") != NULL);
+		     "  common_type              offset   0  size    2  unsigned  unsigned short\n"
+		     "  common_flags             offset   2  size    1  unsigned  unsigned char\n"
+		     "  common_preempt_count     offset   3  size    1  unsigned  unsigned char\n"
+		     "  common_pid               offset   4  size    4  signed  int\n") != NULL);
 	CHECK(strstr(r.out, "header_page:\n"
 			    "  \tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
 			    "  \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n") != NULL);

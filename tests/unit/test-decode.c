@@ -135,7 +135,7 @@ static long long field_int(const struct rt_record *rec, const char *name)
 static int on_record(const struct rt_record *rec, void *ctx)
 {
 	struct collect *c = ctx;
-	const struct rt_field_desc *pidf = rt_layout_common(c->fx->layout, "pid");
+	const struct rt_field_desc *pidf = rt_layout_common(c->fx->layout, "common_pid");
 	uint64_t pid = 0;
 	unsigned long long usec = (rec->timestamp + 500) / 1000;
 	char line[512], a[64], b[64];

@@ -144,7 +144,7 @@ static void test_negative(const char *root)
 		return;
 	}
 	ev = tep_find_event_by_name(fx.layout->tep, "sched", "sched_switch");
-	pid = rt_layout_common(fx.layout, "pid");
+	pid = rt_layout_common(fx.layout, "common_pid");
 	CHECK(ev && pid);
 	if (ev && pid) {
 		int32_t minus = -7;

@@ -61,10 +61,11 @@ static void test_variants(const char *dir)
 		const char *variant, *common;
 		unsigned int size;
 	} cases[] = {
-		{ "stock", "type@0/2,flags@2/1,preempt_count@3/1,pid@4/4", 8 },
-		{ "padded", "type@0/2,flags@2/1,preempt_count@3/1,pid@4/4,padding@8/4", 12 },
-		{ "rt", "type@0/2,flags@2/1,preempt_count@3/1,pid@4/4,migrate_disable@8/1,"
-			"preempt_lazy_count@9/1", 10 },
+#define STOCK "common_type@0/2,common_flags@2/1,common_preempt_count@3/1,common_pid@4/4"
+		{ "stock", STOCK, 8 },
+		{ "padded", STOCK ",common_padding@8/4", 12 },
+		{ "rt", STOCK ",common_migrate_disable@8/1,common_preempt_lazy_count@9/1", 10 },
+#undef STOCK
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -78,7 +79,7 @@ static void test_variants(const char *dir)
 		CHECK_EQ(l->page_data.offset, 16);
 		CHECK_EQ(l->sub_buffer_size, 4096);
 		check_common(l, cases[i].common, cases[i].size);
-		CHECK(l->common_type == rt_layout_common(l, "type"));
+		CHECK(l->common_type == rt_layout_common(l, "common_type"));
 		rt_layout_free(l);
 	}
 }

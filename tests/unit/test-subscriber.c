@@ -21,7 +21,7 @@ struct feed {
 static int on_record(const struct rt_record *rec, void *ctx)
 {
 	struct feed *f = ctx;
-	const struct rt_field_desc *pidf = rt_layout_common(f->fx->layout, "pid");
+	const struct rt_field_desc *pidf = rt_layout_common(f->fx->layout, "common_pid");
 	uint64_t pid = 0;
 
 	rt_record_read_common(rec, f->fx->layout, pidf, &pid);

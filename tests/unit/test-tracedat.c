@@ -281,7 +281,7 @@ struct page_records {
 static int on_record(const struct rt_record *rec, void *p)
 {
 	struct page_records *pr = p;
-	const struct rt_field_desc *pidf = rt_layout_common(pr->t->fx.layout, "pid");
+	const struct rt_field_desc *pidf = rt_layout_common(pr->t->fx.layout, "common_pid");
 	uint64_t pid = 0, us = (rec->timestamp + 500) / 1000;
 	struct lines *l = pr->out;
 
