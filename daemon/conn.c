@@ -206,15 +206,6 @@ void conn_send_error(struct rt_conn *c, int err, const char *text)
 	conn_finish(c, &b);
 }
 
-struct tep_event *server_enabled_event(struct rt_server *srv, size_t i)
-{
-	const char *name = srv->session->events[i];
-	const char *colon = strchr(name, ':');
-	_cleanup_free_ char *sys = strndup(name, (size_t)(colon - name));
-
-	return sys ? tep_find_event_by_name(srv->layout->tep, sys, colon + 1) : NULL;
-}
-
 /*
  * Serves a subscription: the events its globs name (select.c decides, before
  * anything is enabled), switched on (tracefs.c), then its filter, projection,
@@ -339,7 +330,8 @@ int conn_push_schema(struct rt_conn *c, const struct tep_event *ev)
 	switch (c->encoding) {
 	case RINGTAP__ENCODING__FIXED:
 		ret = rt_legacy_offsets(c->legacy, ev, offsets, 128, &fixed);
-		ret = ret ?: rt_legacy_format(c->legacy, ev, &legacy_format);
+		ret = ret ?: rt_legacy_format(c->legacy, ev, rt_layout_format(l, ev->id),
+					      &legacy_format);
 		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, NULL, &b);
 		break;
 	case RINGTAP__ENCODING__RAW:
@@ -393,19 +385,44 @@ static Ringtap__RefusalReason refusal_for(int err)
 	}
 }
 
+/* What a subscription that cannot be served is told, for a Refusal or an Update's Error. */
+static void subscription_refusal_text(int err, const struct rt_why *why, char *msg, size_t size)
+{
+	if (err == -ENOENT)
+		snprintf(msg, size, "no event matches '%s'", why->text);
+	else if (err == -EACCES)
+		snprintf(msg, size, "this certificate may not subscribe to '%s'", why->text);
+	else if (why->text[0])
+		snprintf(msg, size, "%s", why->text);
+	else
+		snprintf(msg, size, "the subscription cannot be served: %s", strerror(-err));
+}
+
 static void refuse_subscription(struct rt_conn *c, int err, const struct rt_why *why)
 {
 	char msg[320];
 
-	if (err == -ENOENT)
-		snprintf(msg, sizeof(msg), "no event matches '%s'", why->text);
-	else if (err == -EACCES)
-		snprintf(msg, sizeof(msg), "this certificate may not subscribe to '%s'", why->text);
-	else if (why->text[0])
-		snprintf(msg, sizeof(msg), "%s", why->text);
-	else
-		snprintf(msg, sizeof(msg), "the subscription cannot be served: %s", strerror(-err));
+	subscription_refusal_text(err, why, msg, sizeof(msg));
 	refuse(c, refusal_for(err), msg);
+}
+
+/*
+ * Options that mean nothing for the encoding are refused, not ignored: a
+ * client that sets them expects something it would not get.
+ */
+static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, struct rt_why *why)
+{
+	Ringtap__Encoding enc = c->encoding;
+
+	if (sub->n_fields && enc != RINGTAP__ENCODING__DECODED)
+		return rt_why_set(why, -EINVAL, "fields (a projection) apply to DECODED only");
+	if (sub->has_common_fields && sub->common_fields && enc != RINGTAP__ENCODING__DECODED)
+		return rt_why_set(why, -EINVAL, "common_fields apply to DECODED only");
+	if (sub->has_host_texts && sub->host_texts && enc != RINGTAP__ENCODING__RAW)
+		return rt_why_set(why, -EINVAL, "host_texts apply to RAW only");
+	if (sub->fixed_layout && enc != RINGTAP__ENCODING__FIXED)
+		return rt_why_set(why, -EINVAL, "fixed_layout applies to FIXED only");
+	return 0;
 }
 
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
@@ -448,7 +465,9 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
 		return;
 	}
-	ret = hello->subscription ? subscribe(c, hello->subscription, &why) : 0;
+	ret = hello->subscription ? options_apply(c, hello->subscription, &why) : 0;
+	if (!ret && hello->subscription)
+		ret = subscribe(c, hello->subscription, &why);
 	if (ret) {
 		refuse_subscription(c, ret, &why);
 		return;
@@ -479,6 +498,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 {
 	struct rt_why why = { "" };
+	int ret;
 
 	/*
 	 * Keep the queue, the losses and which Schemas were sent (a client must
@@ -486,8 +506,15 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	 */
 	rt_subscriber_clear_selection(&c->sub);
 	free_selection(c);
-	if (subscribe(c, sub, &why) < 0) {
-		conn_send_error(c, EINVAL, "the updated subscription cannot be served");
+	ret = options_apply(c, sub, &why);
+	if (!ret)
+		ret = subscribe(c, sub, &why);
+	if (ret < 0) {
+		char msg[400];
+
+		/* The reason a Hello's Refusal would give; the stream ends with it. */
+		subscription_refusal_text(ret, &why, msg, sizeof(msg));
+		conn_send_error(c, -ret == ENOENT || -ret == EACCES ? -ret : EINVAL, msg);
 		return;
 	}
 	/* A recorder asks again at its end: cmdlines seen meanwhile. */

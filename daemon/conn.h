@@ -86,7 +86,7 @@ struct rt_conn {
 	char name[160];
 	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
-	size_t raw_schemas;	/* RAW: session events whose Schema it was sent */
+	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 };
@@ -149,6 +149,4 @@ void conn_out_of_memory(struct rt_conn *c, const char *what);
 /* fanout.c: the way c's records are encoded, found or made (c->common, c->only). */
 int fanout_choose_encoding(struct rt_conn *c);
 void fanout_release_encoding(struct rt_conn *c);
-/* The i-th event the session enabled, as the layout knows it; NULL if it does not. */
-struct tep_event *server_enabled_event(struct rt_server *srv, size_t i);
 uint64_t server_clock_ns(clockid_t id);

@@ -149,19 +149,27 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 }
 
 /*
- * A RAW client's page holds every enabled event: it needs every format,
- * once, including those enabled since its last page. false when one could
- * not be queued: the page must not go before it.
+ * A RAW client's page may hold any event the kernel writes into the
+ * instance: those anyone enabled, and ftrace's own (a trace_marker write is
+ * ftrace:print, never switched on or off). Every format the layout knows
+ * goes out, once, before a page: also those enabled since its last page.
+ * false when one could not be queued: the page must not go before it.
  */
 static bool raw_schemas_sent(struct rt_server *srv, struct rt_conn *c)
 {
-	for (; c->raw_schemas < srv->session->n_events; c->raw_schemas++) {
-		struct tep_event *ev = server_enabled_event(srv, c->raw_schemas);
+	int n = tep_get_events_count(srv->layout->tep);
+
+	/* Events are only ever added: a count that did not change means nothing new. */
+	if ((size_t)n == c->raw_schemas)
+		return true;
+	for (int i = 0; i < n; i++) {
+		struct tep_event *ev = tep_get_event(srv->layout->tep, i);
 
 		if (ev && !rt_subscriber_has_schema(&c->sub, (unsigned int)ev->id) &&
 		    conn_push_schema(c, ev))
 			return false;
 	}
+	c->raw_schemas = (size_t)n;
 	return true;
 }
 

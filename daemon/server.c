@@ -38,9 +38,18 @@ static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 			conn_free(c);
 			continue;
 		}
-		/* A TCP peer gets 10 to 15 s from connecting to its Hello. */
-		if (c->tcp && c->state == CONN_HELLO && ++c->hello_beats > 2) {
-			conn_close(c, "no Hello within 10 s");
+		/*
+		 * Every peer, local or not, gets 10 to 15 s from connecting to a
+		 * whole Hello: one that sends half a frame and waits does not keep
+		 * its place. It is told why when its socket takes it.
+		 */
+		if (c->state == CONN_HELLO && !c->handshaking && ++c->hello_beats > 2) {
+			conn_send_error(c, ETIMEDOUT, "no Hello within 10 s");
+			c->state = CONN_CLOSING;
+			continue;
+		}
+		if (c->state == CONN_HELLO && c->handshaking && ++c->hello_beats > 2) {
+			conn_close(c, "no TLS handshake within 10 s");
 			continue;
 		}
 		/*

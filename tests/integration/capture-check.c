@@ -3,7 +3,8 @@
  * rt-guest-capture-check: reads a `ringtap record` capture the way any
  * consumer would, with protobuf and libtraceevent only: the Welcome's
  * header_page, each Schema's format text, then every page walked with
- * kbuffer. Prints what it found:
+ * kbuffer; a record of an event whose format did not come first makes the
+ * capture MALFORMED. Prints what it found:
  *   "frames=F pages=P records=R test_records=T lost=L"
  * usage: rt-guest-capture-check FILE
  */
@@ -21,7 +22,7 @@ int main(int argc, char **argv)
 	struct rt_wire_reader r;
 	struct tep_handle *tep = tep_alloc();
 	struct kbuffer *kb = NULL;
-	unsigned long frames = 0, pages = 0, records = 0, test = 0, lost = 0;
+	unsigned long frames = 0, pages = 0, records = 0, test = 0, lost = 0, unknown = 0;
 	uint8_t buf[65536];
 	FILE *f;
 	size_t n;
@@ -79,10 +80,14 @@ int main(int argc, char **argv)
 						kbuffer_load_subbuffer(kb, page);
 						for (rec = kbuffer_read_event(kb, &ts); rec;
 						     rec = kbuffer_next_event(kb, &ts)) {
-							records++;
-							test += tep_data_type(tep, &(struct tep_record){
+							int type = tep_data_type(tep, &(struct tep_record){
 								.data = rec,
-								.size = kbuffer_event_size(kb) }) == test_id;
+								.size = kbuffer_event_size(kb) });
+
+							records++;
+							test += type == test_id;
+							/* Every event in a page has its format first. */
+							unknown += !tep_find_event(tep, type);
 						}
 						free(page);
 					}
@@ -95,8 +100,13 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	rt_wire_reader_release(&r);
+	if (unknown)
+		bad = 1;
 	printf("frames=%lu pages=%lu records=%lu test_records=%lu lost=%lu%s\n", frames, pages,
 	       records, test, lost, bad ? " MALFORMED" : "");
+	if (unknown)
+		fprintf(stderr, "capture-check: %lu records of events that had no Schema before\n",
+			unknown);
 	kbuffer_free(kb);
 	tep_free(tep);
 	return bad;

@@ -2,7 +2,8 @@
 /*
  * garbage-clients: connects N times to ringtapd and misbehaves in six ways,
  * checking each answer: random bytes, an oversized length, a frame cut off
- * mid-way, an unknown version, an unknown event, a Hello and gone.
+ * mid-way, an unknown version, an unknown event, a Hello and gone. Last, one
+ * client sends half a Hello and waits: it must be told ETIMEDOUT and closed.
  *
  * usage: garbage-clients SOCKET N
  */
@@ -55,8 +56,12 @@ static void send_hello(int fd, uint32_t lo, uint32_t hi, const char *event)
 	free(buf);
 }
 
-/* The first frame the daemon sends back, then whether it closed: 0 if not within 5 s. */
-static Ringtap__Frame__MsgCase answer(int fd, bool *closed, Ringtap__RefusalReason *reason)
+/*
+ * The first frame the daemon sends back, then whether it closed: 0 if not within
+ * wait_ms. An Error's code goes to *error.
+ */
+static Ringtap__Frame__MsgCase answer(int fd, int wait_ms, bool *closed,
+				      Ringtap__RefusalReason *reason, uint32_t *error)
 {
 	struct rt_wire_reader r;
 	Ringtap__Frame__MsgCase got = RINGTAP__FRAME__MSG__NOT_SET;
@@ -64,7 +69,7 @@ static Ringtap__Frame__MsgCase answer(int fd, bool *closed, Ringtap__RefusalReas
 
 	*closed = false;
 	rt_wire_reader_init(&r, 0);
-	while (poll(&p, 1, 5000) == 1) {
+	while (poll(&p, 1, wait_ms) == 1) {
 		uint8_t buf[4096];
 		ssize_t n = read(fd, buf, sizeof(buf));
 		size_t used;
@@ -81,11 +86,33 @@ static Ringtap__Frame__MsgCase answer(int fd, bool *closed, Ringtap__RefusalReas
 			got = f->msg_case;
 			if (got == RINGTAP__FRAME__MSG_REFUSAL)
 				*reason = f->refusal->reason;
+			if (got == RINGTAP__FRAME__MSG_ERROR)
+				*error = f->error->code;
 			ringtap__frame__free_unpacked(f, NULL);
 		}
 	}
 	rt_wire_reader_release(&r);
 	return got;
+}
+
+/* A whole Hello is due 10 to 15 s after connecting, for local peers too. */
+static unsigned int half_a_hello(const char *path)
+{
+	int fd = dial(path);
+	static const uint8_t half[] = { 40, 0x0a, 20, 0x08 };
+	Ringtap__RefusalReason reason = 0;
+	uint32_t error = 0;
+	bool closed;
+	Ringtap__Frame__MsgCase got;
+
+	if (write(fd, half, sizeof(half)) < 0)
+		return 1;
+	got = answer(fd, 20000, &closed, &reason, &error);
+	close(fd);
+	if (got == RINGTAP__FRAME__MSG_ERROR && error == ETIMEDOUT && closed)
+		return 0;
+	fprintf(stderr, "half a Hello: answer %d error %d closed %d\n", got, error, closed);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -145,7 +172,7 @@ int main(int argc, char **argv)
 			want = RINGTAP__FRAME__MSG_REFUSAL;
 			break;
 		}
-		got = answer(fd, &closed, &reason);
+		got = answer(fd, 5000, &closed, &reason, &(uint32_t){ 0 });
 		if (closed && (!expect_answer || got == want))
 			ok++;
 		else {
@@ -159,6 +186,7 @@ int main(int argc, char **argv)
 			bad++;
 		close(fd);
 	}
+	bad += half_a_hello(argv[1]);
 	printf("garbage-clients: %u behaved as expected, %u did not\n", ok, bad);
 	return bad ? 1 : 0;
 }
