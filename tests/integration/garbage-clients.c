@@ -3,6 +3,7 @@
  * garbage-clients: connects N times to ringtapd and misbehaves in six ways,
  * checking each answer: random bytes, an oversized length, a frame cut off
  * mid-way, an unknown version, an unknown event, a Hello and gone. Last, one
+ * RAW subscription asks for a projection (refused), and one
  * client sends half a Hello and waits: it must be told ETIMEDOUT and closed.
  *
  * usage: garbage-clients SOCKET N
@@ -31,13 +32,14 @@ static int dial(const char *path)
 	return fd;
 }
 
-static void send_hello(int fd, uint32_t lo, uint32_t hi, const char *event)
+static void send_hello_as(int fd, uint32_t lo, uint32_t hi, const char *event,
+			  Ringtap__Encoding enc, const char *field)
 {
 	Ringtap__Frame f = RINGTAP__FRAME__INIT;
 	Ringtap__Hello h = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
-	Ringtap__Encoding enc = RINGTAP__ENCODING__DECODED;
 	char *events[1] = { (char *)event };
+	char *fields[1] = { (char *)field };
 	uint8_t *buf;
 	size_t len;
 
@@ -48,12 +50,19 @@ static void send_hello(int fd, uint32_t lo, uint32_t hi, const char *event)
 	h.client_name = "garbage";
 	sub.n_events = 1;
 	sub.events = events;
+	sub.n_fields = field != NULL;
+	sub.fields = fields;
 	h.subscription = &sub;
 	f.msg_case = RINGTAP__FRAME__MSG_HELLO;
 	f.hello = &h;
 	if (rt_wire_encode(&f, &buf, &len) || write(fd, buf, len) != (ssize_t)len)
 		exit(1);
 	free(buf);
+}
+
+static void send_hello(int fd, uint32_t lo, uint32_t hi, const char *event)
+{
+	send_hello_as(fd, lo, hi, event, RINGTAP__ENCODING__DECODED, NULL);
 }
 
 /*
@@ -112,6 +121,23 @@ static unsigned int half_a_hello(const char *path)
 	if (got == RINGTAP__FRAME__MSG_ERROR && error == ETIMEDOUT && closed)
 		return 0;
 	fprintf(stderr, "half a Hello: answer %d error %d closed %d\n", got, error, closed);
+	return 1;
+}
+
+/* An option of another encoding is refused, not ignored. */
+static unsigned int projection_on_raw(const char *path)
+{
+	int fd = dial(path);
+	Ringtap__RefusalReason reason = 0;
+	bool closed;
+	Ringtap__Frame__MsgCase got;
+
+	send_hello_as(fd, 1, 1, "ringtap_test:*", RINGTAP__ENCODING__RAW, "seq");
+	got = answer(fd, 5000, &closed, &reason, &(uint32_t){ 0 });
+	close(fd);
+	if (got == RINGTAP__FRAME__MSG_REFUSAL && reason == RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION)
+		return 0;
+	fprintf(stderr, "fields with RAW: answer %d reason %d\n", got, reason);
 	return 1;
 }
 
@@ -186,6 +212,7 @@ int main(int argc, char **argv)
 			bad++;
 		close(fd);
 	}
+	bad += projection_on_raw(argv[1]);
 	bad += half_a_hello(argv[1]);
 	printf("garbage-clients: %u behaved as expected, %u did not\n", ok, bad);
 	return bad ? 1 : 0;
