@@ -204,12 +204,15 @@ static int run(struct ringtapd *d)
 /* In reverse: what a failed start left half done is undone the same way. */
 static void teardown(struct ringtapd *d)
 {
+	int ret;
+
 	rt_nats_free(d->nats);
 	rt_server_free(d->server);
 	ringtapd_loop_stop(d);
 	rt_pump_free(d->pump);
 	rt_layout_free(d->layout);
-	rt_session_close(d->session);
+	if ((ret = rt_session_close(d->session)))
+		rt_log(LOG_WARNING, "cannot remove the tracefs instance: %s", strerror(-ret));
 	ringtapd_release_settings(d);
 }
 

@@ -254,7 +254,7 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 	*out = s;
 	return 0;
 fail:
-	rt_session_close(s);
+	(void)rt_session_close(s);
 	return ret;
 }
 
@@ -295,26 +295,30 @@ int rt_session_stop(struct rt_session *s)
 	return tracefs_trace_off(s->instance) ? -EIO : 0;
 }
 
-void rt_session_close(struct rt_session *s)
+int rt_session_close(struct rt_session *s)
 {
+	int ret = 0;
+
 	if (!s)
-		return;
+		return 0;
+	/* An open file of the instance keeps it busy: rmdir would fail. */
+	for (int i = 0; s->stats_fds && i < s->ncpus; i++)
+		if (s->stats_fds[i] >= 0)
+			close(s->stats_fds[i]);
+	free(s->stats_fds);
 	if (s->instance) {
-		if (s->owned)
-			tracefs_instance_destroy(s->instance);
+		if (s->owned && tracefs_instance_destroy(s->instance))
+			ret = errno ? -errno : -EIO;
 		tracefs_instance_free(s->instance);
 	}
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i]);
 	free(s->events);
 	rt_catalogue_release(&s->catalogue);
-	for (int i = 0; s->stats_fds && i < s->ncpus; i++)
-		if (s->stats_fds[i] >= 0)
-			close(s->stats_fds[i]);
-	free(s->stats_fds);
 	free(s->clock);
 	free(s->tracing_dir);
 	free(s);
+	return ret;
 }
 
 int rt_session_layout(struct rt_session *s, struct rt_layout **out, struct rt_why *why)

@@ -55,7 +55,8 @@ int rt_session_stop(struct rt_session *session);
  * before the change must register again to wait on the right queue.
  */
 int rt_session_set_buffer_percent(struct rt_session *session, unsigned int percent);
-void rt_session_close(struct rt_session *session);
+/* Removes an instance ringtapd made: -errno when the kernel kept it. */
+int rt_session_close(struct rt_session *session);
 
 /* Builds the layout from header_page, header_event and the common header. */
 int rt_session_layout(struct rt_session *session, struct rt_layout **out, struct rt_why *why);

@@ -1,9 +1,9 @@
 # Guest: losses counted at any rate. A 16 KiB per-CPU buffer overrun by the
-# test source at full speed fills pages to their last byte, where the kernel
-# has no room to store how many events it lost: ringtapd takes the count
-# from the CPU's overrun counter. For a RAW, a DECODED and a FIXED
-# subscriber, on every CPU, delivered + reported lost = emitted, exactly,
-# and such pages did occur.
+# test source at full speed: for a RAW, a DECODED and a FIXED subscriber, on
+# every CPU, delivered + reported lost = emitted, exactly. A page full to its
+# last bytes (no room for the kernel's loss count: ringtapd takes it from
+# the overrun counter) occurs here only by chance (0 of ~3,000 pages in two
+# runs); integration-uncounted-loss makes one on purpose.
 sock=/run/ringtap/ringtapd.sock
 emitted_on() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
@@ -26,8 +26,7 @@ grep '^ringtapd: cpu[0-9]:' /tmp/d.err | sed 's/^/note: /'
 cat /tmp/load.out
 reconciled=$(sed -n 's/.*lost [0-9]* (\([0-9]*\) pages without a count.*/\1/p' /tmp/d.err |
 	awk '{ s += $1 } END { print s + 0 }')
-[ "$reconciled" -gt 0 ] || fail "no page lacked the room for its count: the case was not met"
-pass "$reconciled pages without a count, reconciled with the overrun counters"
+echo "note: $reconciled pages without a count, reconciled with the overrun counters"
 awk -v c0=$cpu0 -v c1=$cpu1 '
 	$1 == "conn" { got[$2 "," $4] = $6 + $8; lost += $8; kind[$2] = $3; if ($10 != 1) inexact++ }
 	END {

@@ -74,9 +74,9 @@ pass "systemctl status: $(grep 'Status:' /tmp/status | sed 's/^ *//')"
 
 # --- journal --------------------------------------------------------------------
 case $variant in
-stock) want="trace_entry: 8 bytes, common fields type,flags,preempt_count,pid;" ;;
-padded) want="trace_entry: 12 bytes, common fields type,flags,preempt_count,pid,padding;" ;;
-rt) want="trace_entry: 12 bytes, common fields type,flags,preempt_count,pid,migrate_disable,preempt_lazy_count;" ;;
+stock) want="trace_entry: 8 bytes, common fields common_type,common_flags,common_preempt_count,common_pid;" ;;
+padded) want="trace_entry: 12 bytes, common fields common_type,common_flags,common_preempt_count,common_pid,common_padding;" ;;
+rt) want="trace_entry: 12 bytes, common fields common_type,common_flags,common_preempt_count,common_pid,common_migrate_disable,common_preempt_lazy_count;" ;;
 esac
 # The start line has priority notice; a subscription's line (info) does not pass -p notice.
 journal -p notice | grep -qF "$want" || fail "journal lacks '$want': $(journal)"
