@@ -230,6 +230,8 @@ int rt_decode_page(struct rt_decoder *d, unsigned int cpu, const void *buf, size
 	r->error = walk_records(l, data, r->data_size, r->timestamp, d->slots, &n);
 	if (r->error)
 		return -EBADMSG;
+	r->first_timestamp = n ? d->slots[0].timestamp : r->timestamp;
+	r->last_timestamp = n ? d->slots[n - 1].timestamp : r->timestamp;
 	if (!fn) {
 		/* Checked and counted is all a page passed on whole needs. */
 		r->records = n;

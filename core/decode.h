@@ -27,6 +27,8 @@ struct rt_record {
 
 struct rt_page_result {
 	uint64_t timestamp;		/* the page's base timestamp */
+	uint64_t first_timestamp;	/* of its first and last record; the base without any */
+	uint64_t last_timestamp;
 	unsigned int data_size;		/* bytes of records, from the commit word */
 	bool missed;			/* events were lost between the last page and this */
 	bool missed_exact;		/* missed_count is the kernel's count */

@@ -100,7 +100,8 @@ int rt_encode_schema_frame(const struct tep_event *event, const unsigned int *of
 
 struct rt_loss {
 	uint64_t count;
-	uint64_t first_ts, last_ts;	/* 0 when unknown */
+	/* Bounds of the lost records' timestamps, 0 when unknown: first_ts <= t <= last_ts. */
+	uint64_t first_ts, last_ts;
 	bool exact;
 };
 

@@ -218,13 +218,15 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 }
 
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
-			       bool exact, uint64_t before_ts)
+			       bool exact, uint64_t after_ts, uint64_t before_ts)
 {
 	struct rt_loss *l;
 
 	if (cpu >= s->ncpus || !wants_cpu(s, cpu))
 		return;
 	l = &s->lost_kernel[cpu];
+	if (!l->count)
+		l->first_ts = after_ts;
 	/* An unknown count means "at least one". */
 	l->count += exact ? count : (count ? count : 1);
 	l->exact = (l->count == count || l->exact) && exact;

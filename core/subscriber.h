@@ -92,9 +92,12 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 /* Records this subscriber selected but that could not be queued (out of memory). */
 void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts);
 
-/* The kernel lost events on this CPU before the current page. */
+/*
+ * The kernel lost events on this CPU, written after after_ts (the last record
+ * read before them) and before before_ts (the page that says so); 0: unknown.
+ */
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
-			       bool exact, uint64_t before_ts);
+			       bool exact, uint64_t after_ts, uint64_t before_ts);
 
 /* Ends the page: pending losses as Lost frames, then the Batch or its drop (counted, as above). */
 int rt_subscriber_end_page(struct rt_subscriber *s);

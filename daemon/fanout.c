@@ -174,7 +174,7 @@ static bool raw_schemas_sent(struct rt_server *srv, struct rt_conn *c)
 }
 
 void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page, size_t len,
-		    unsigned int records, uint64_t first_ts)
+		    unsigned int records, uint64_t first_ts, uint64_t last_ts)
 {
 	struct rt_frame_parts frame = { 0 };
 	int framed = 0;
@@ -187,10 +187,11 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 			framed = rt_encode_pages_parts(cpu, page, len, records, &frame) ?: 1;
 		if (framed < 0 || !raw_schemas_sent(srv, c)) {
 			rt_subscriber_drop(&c->sub, cpu, records, first_ts);
+			c->sub.lost_queue[cpu < c->sub.ncpus ? cpu : 0].last_ts = last_ts;
 			conn_out_of_memory(c, "for a page");
 			continue;
 		}
-		if (rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, first_ts))
+		if (rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, last_ts))
 			conn_out_of_memory(c, "for a page");
 		if (c->sub.head)
 			conn_want_write(c, true);
@@ -198,11 +199,11 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 }
 
 void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
-			   uint64_t before_ts)
+			   uint64_t after_ts, uint64_t before_ts)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
 		if (c->state == CONN_STREAMING)
-			rt_subscriber_kernel_loss(&c->sub, cpu, count, exact, before_ts);
+			rt_subscriber_kernel_loss(&c->sub, cpu, count, exact, after_ts, before_ts);
 }
 
 void rt_server_end_page(struct rt_server *srv)

@@ -23,6 +23,7 @@ struct cpu_account {
 	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
 	unsigned long long malformed_pages;
 	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
+	uint64_t last_ts;		/* of the last record read: losses come after it */
 };
 
 struct rt_pump {
@@ -121,13 +122,20 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	return 0;
 }
 
-/* The kernel lost events before this page, or the page itself is lost (malformed). */
-static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, uint64_t ts)
+/*
+ * The kernel lost events before this page (written before before_ts; 0:
+ * unknown), or the page itself is lost (malformed).
+ */
+static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, uint64_t before_ts)
 {
+	uint64_t after_ts = p->acct[cpu].last_ts;
+
 	if (p->to.server)
-		rt_server_kernel_loss(p->to.server, (unsigned int)cpu, count, exact, ts);
+		rt_server_kernel_loss(p->to.server, (unsigned int)cpu, count, exact, after_ts,
+				      before_ts);
 	if (p->to.nats)
-		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, exact, ts);
+		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, exact, after_ts,
+				    before_ts);
 }
 
 /*
@@ -191,11 +199,13 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	if (p->to.server) {
 		if (ret != -EBADMSG)
 			rt_server_page(p->to.server, (unsigned int)cpu, page, len, res.records,
-				       res.timestamp);
+				       res.first_timestamp, res.last_timestamp);
 		rt_server_end_page(p->to.server);
 	}
 	if (p->to.nats)
 		rt_nats_end_page(p->to.nats);
+	if (ret != -EBADMSG)
+		a->last_ts = res.last_timestamp;
 	return ret == -EBADMSG ? 0 : ret;
 }
 

@@ -41,10 +41,10 @@ void rt_server_free(struct rt_server *server);
 
 void rt_server_record(struct rt_server *server, const struct rt_record *record);
 void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,
-			   uint64_t before_ts);
+			   uint64_t after_ts, uint64_t before_ts);
 /* Raw subscribers get the page itself, as read. */
 void rt_server_page(struct rt_server *server, unsigned int cpu, const uint8_t *page, size_t len,
-		    unsigned int records, uint64_t first_ts);
+		    unsigned int records, uint64_t first_ts, uint64_t last_ts);
 void rt_server_end_page(struct rt_server *server);
 
 /* Tells the subscribers that select this CPU that it went offline or came back. */

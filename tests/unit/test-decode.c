@@ -102,6 +102,7 @@ struct collect {
 	unsigned int pages, malformed;
 	long long test_seq_seen[2][1024];
 	unsigned int test_records[2];
+	uint64_t page_first_ts, page_last_ts;	/* of the page being walked */
 };
 
 static const char *field_str(const struct rt_record *rec, const char *name, char *buf,
@@ -140,6 +141,9 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	unsigned long long usec = (rec->timestamp + 500) / 1000;
 	char line[512], a[64], b[64];
 
+	if (!c->page_first_ts)
+		c->page_first_ts = rec->timestamp;
+	c->page_last_ts = rec->timestamp;
 	CHECK(rec->event != NULL);
 	if (!rec->event)
 		return 0;
@@ -190,14 +194,23 @@ static void decode_fixture(struct collect *c, int cpu)
 	CHECK_EQ(len % psize, 0);
 	for (size_t off = 0; off + psize <= len; off += psize) {
 		struct rt_page_result r, counted;
-		int ret = rt_decode_page(c->fx->decoder, (unsigned int)cpu, pages + off, psize,
-					 on_record, c, &r);
+		int ret;
+
+		c->page_first_ts = c->page_last_ts = 0;
+		ret = rt_decode_page(c->fx->decoder, (unsigned int)cpu, pages + off, psize,
+				     on_record, c, &r);
+		/* The page's own bounds are its first and last record's, walked or not. */
+		if (ret == 0 && r.records) {
+			CHECK_EQ(r.first_timestamp, c->page_first_ts);
+			CHECK_EQ(r.last_timestamp, c->page_last_ts);
+		}
 
 		/* Counted without the walk (pages for raw subscribers): the same verdict and count. */
 		CHECK_EQ(rt_decode_page(c->fx->decoder, (unsigned int)cpu, pages + off, psize, NULL,
 					NULL, &counted), ret);
 		CHECK_EQ(counted.records, r.records);
 		CHECK_EQ(counted.missed_count, r.missed_count);
+		CHECK_EQ(counted.last_timestamp, r.last_timestamp);
 		c->pages++;
 		if (ret == -EBADMSG) {
 			fprintf(stderr, "page at %zu: %s\n", off, r.error);

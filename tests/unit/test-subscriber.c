@@ -50,6 +50,8 @@ static void feed_fixture(struct feed *f)
 		size_t len;
 		uint8_t *pages = fixture_pages(f->fx, cpu, &len);
 
+		uint64_t last_read = 0;
+
 		for (size_t off = 0; pages && off < len; off += f->fx->layout->sub_buffer_size) {
 			struct rt_page_result r;
 
@@ -59,9 +61,10 @@ static void feed_fixture(struct feed *f)
 				if (r.missed)
 					rt_subscriber_kernel_loss(f->subs[i], (unsigned int)cpu,
 								  r.missed_count, r.missed_exact,
-								  r.timestamp);
+								  last_read, r.timestamp);
 				CHECK_EQ(rt_subscriber_end_page(f->subs[i]), 0);
 			}
+			last_read = r.last_timestamp;
 		}
 		free(pages);
 	}
@@ -70,6 +73,9 @@ static void feed_fixture(struct feed *f)
 struct seen {
 	unsigned long long records, lost_queue, lost_kernel, frames;
 	unsigned long long per_cpu[2];
+	/* Lost bounds against the records around them, per CPU. */
+	uint64_t last_ts[2], lost_before[2];
+	unsigned long long lost_bounded, bounds_wrong;
 	bool record_before_schema;
 	uint8_t schema[1024];
 };
@@ -100,9 +106,17 @@ static void drain(struct rt_subscriber *s, struct seen *out)
 			if (f->msg_case == RINGTAP__FRAME__MSG_BATCH) {
 				for (size_t i = 0; i < f->batch->n_records; i++) {
 					uint32_t id = f->batch->records[i]->event_id;
+					uint64_t ts = f->batch->records[i]->timestamp;
+					unsigned int cpu = f->batch->cpu;
 
 					if (id >= 1024 || !out->schema[id])
 						out->record_before_schema = true;
+					if (cpu < 2 && out->lost_before[cpu] > ts)
+						out->bounds_wrong++;
+					if (cpu < 2) {
+						out->lost_before[cpu] = 0;
+						out->last_ts[cpu] = ts;
+					}
 				}
 				out->records += f->batch->n_records;
 				if (f->batch->cpu < 2)
@@ -114,6 +128,17 @@ static void drain(struct rt_subscriber *s, struct seen *out)
 				else
 					out->lost_kernel += f->lost->count;
 				CHECK(f->lost->count_exact);
+				if (f->lost->cpu < 2) {
+					const Ringtap__Lost *l = f->lost;
+
+					/* first_ns <= every lost record <= last_ns, between the records. */
+					if ((l->has_first_ns && l->first_ns < out->last_ts[l->cpu]) ||
+					    (l->has_first_ns && l->has_last_ns &&
+					     l->first_ns > l->last_ns))
+						out->bounds_wrong++;
+					out->lost_bounded += l->has_last_ns;
+					out->lost_before[l->cpu] = l->has_last_ns ? l->last_ns : 0;
+				}
 			}
 			ringtap__frame__free_unpacked(f, NULL);
 		}
@@ -248,6 +273,12 @@ static void test_kernel_losses(const char *root)
 	drain(&sub, &s);
 	CHECK_EQ(s.lost_kernel, st0.overrun + st1.overrun);
 	CHECK_EQ(s.records, f.selected[0]);
+	/*
+	 * The capture's losses precede each CPU's first page: bounded after
+	 * (by that page), and not before (nothing was read earlier).
+	 */
+	CHECK(s.lost_bounded > 0);
+	CHECK_EQ(s.bounds_wrong, 0);
 	/* Only the losses of the CPUs it selected. */
 	drain(&other_cpu, &s);
 	CHECK_EQ(s.lost_kernel, st0.overrun);
