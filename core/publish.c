@@ -307,13 +307,15 @@ void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec)
 }
 
 void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t count, bool exact,
-			      uint64_t before_ts)
+			      uint64_t after_ts, uint64_t before_ts)
 {
 	struct rt_loss *l;
 
 	if (cpu >= p->ncpus)
 		return;
 	l = &p->cpus[cpu].kernel;
+	if (!l->count)
+		l->first_ts = after_ts;
 	/* An unknown count means "at least one", as a subscriber is told. */
 	l->exact = (!l->count || l->exact) && exact;
 	l->count += exact ? count : (count ? count : 1);
@@ -355,12 +357,13 @@ int rt_publisher_parse_failed(const uint8_t *data, size_t len, unsigned int *cpu
 		return -EBADMSG;
 	*cpu = m->cpu;
 	*records = 0;
+	ret = RT_PUB_FAILED_DESCRIPTION;
 	if (m->msg_case == RINGTAP__PUBLISHED__MSG_RECORD) {
 		*records = 1;
-		ret = 1;
+		ret = RT_PUB_FAILED_RECORD;
 	} else if (m->msg_case == RINGTAP__PUBLISHED__MSG_LOST) {
 		*records = m->lost->count;
-		ret = 1;
+		ret = RT_PUB_FAILED_REPORT;
 	}
 	ringtap__published__free_unpacked(m, NULL);
 	return ret;
@@ -374,6 +377,14 @@ void rt_publisher_failed(struct rt_publisher *p, unsigned int cpu, uint64_t reco
 	drop(p, cpu, records, 0);
 	p->dropped -= records;
 	p->failed += records;
+}
+
+void rt_publisher_report_again(struct rt_publisher *p, unsigned int cpu, uint64_t records)
+{
+	if (cpu >= p->ncpus || !records)
+		return;
+	drop(p, cpu, records, 0);
+	p->dropped -= records;
 }
 
 void rt_publisher_flush(struct rt_publisher *p)

@@ -67,19 +67,27 @@ void rt_publisher_welcome(struct rt_publisher *p);
 /* A page's records are held until rt_publisher_end_page, after its loss report. */
 void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec);
 void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t count, bool exact,
-			      uint64_t before_ts);
+			      uint64_t after_ts, uint64_t before_ts);
 void rt_publisher_end_page(struct rt_publisher *p);
 
 /*
  * What a message handed over carried, for when its publish failed (any
- * thread may ask): 1 with its CPU and records (a Record's one, a Lost's
- * count), 0 for a Welcome or Schema (rt_publisher_welcome sends them again),
- * -EBADMSG for bytes that are not one of ours.
+ * thread may ask), with its CPU and records: RT_PUB_FAILED_RECORD (one),
+ * RT_PUB_FAILED_REPORT (a Lost: its count, already counted lost once),
+ * RT_PUB_FAILED_DESCRIPTION (a Welcome or Schema: rt_publisher_welcome sends
+ * them again), or -EBADMSG for bytes that are not one of ours.
  */
+enum { RT_PUB_FAILED_DESCRIPTION, RT_PUB_FAILED_RECORD, RT_PUB_FAILED_REPORT };
 int rt_publisher_parse_failed(const uint8_t *data, size_t len, unsigned int *cpu,
 			      uint64_t *records);
 /* Records handed over whose publish failed: counted, and reported lost on their CPU. */
 void rt_publisher_failed(struct rt_publisher *p, unsigned int cpu, uint64_t records);
+/*
+ * A Lost whose publish failed: its records are owed a report again, but were
+ * counted once already (a failed report counted anew would count them twice,
+ * and a stream that keeps failing would count them without end).
+ */
+void rt_publisher_report_again(struct rt_publisher *p, unsigned int cpu, uint64_t records);
 
 /* The reports owed, where there is room. */
 void rt_publisher_flush(struct rt_publisher *p);

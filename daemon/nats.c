@@ -27,6 +27,7 @@
 
 struct ncpu {
 	_Atomic uint64_t failed;	/* records whose publish failed, not yet folded in */
+	_Atomic uint64_t report_again;	/* of Lost messages whose publish failed */
 };
 
 enum conn_state { CONN_WAITING, CONN_READY, CONN_AWAY, CONN_STREAM_FAILED, CONN_CLOSED };
@@ -51,6 +52,7 @@ struct rt_nats {
 	_Atomic uint64_t acked;
 	_Atomic unsigned int reconnects;
 	_Atomic bool resend;		/* a Welcome or Schema failed: send them again */
+	_Atomic bool restream;		/* ... and make sure the stream takes our subjects */
 	_Atomic int state;
 	pthread_t thread;
 	bool have_thread;
@@ -87,10 +89,18 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len)
 	int ret = rt_publisher_parse_failed(data, len, &cpu, &records);
 
 	atomic_fetch_sub(&n->pending, 1);
-	if (ret == 1 && cpu < n->ncpus)
+	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].failed, records);
-	else if (ret == 0)
+	else if (ret == RT_PUB_FAILED_REPORT && cpu < n->ncpus)
+		atomic_fetch_add(&n->cpus[cpu].report_again, records);
+	else if (ret == RT_PUB_FAILED_DESCRIPTION) {
+		/*
+		 * Another daemon's update of a shared stream may have replaced our
+		 * subjects: the stream is checked again before the next publish.
+		 */
 		atomic_store(&n->resend, true);
+		atomic_store(&n->restream, true);
+	}
 }
 
 /* libnats' thread: every async publish ends here, acknowledged or not. */
@@ -150,17 +160,17 @@ static bool covers(const jsStreamConfig *cfg, const char *ours)
 	return false;
 }
 
-/* Publisher thread: the stream exists and takes ringtap.<host>.>, or why not. */
-static int ensure_stream(struct rt_nats *n)
+/* One look at the stream, then a create or an update when it lacks our subjects. */
+static natsStatus stream_step(struct rt_nats *n, bool *covered, jsErrCode *jerr)
 {
 	jsStreamInfo *si = NULL;
 	jsStreamConfig cfg;
-	jsErrCode jerr = 0;
 	const char **subjects = NULL;
 	natsStatus s;
 
-	s = js_GetStreamInfo(&si, n->js, n->stream, NULL, &jerr);
-	if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
+	*covered = false;
+	s = js_GetStreamInfo(&si, n->js, n->stream, NULL, jerr);
+	if (s == NATS_NOT_FOUND || *jerr == JSStreamNotFoundErr) {
 		const char *ours[] = { n->subjects };
 
 		jsStreamConfig_Init(&cfg);
@@ -168,24 +178,50 @@ static int ensure_stream(struct rt_nats *n)
 		cfg.Subjects = ours;
 		cfg.SubjectsLen = 1;
 		cfg.Storage = js_FileStorage;
-		s = js_AddStream(NULL, n->js, &cfg, NULL, &jerr);
-	} else if (s == NATS_OK && !covers(si->Config, n->subjects)) {
+		return js_AddStream(NULL, n->js, &cfg, NULL, jerr);
+	}
+	if (s != NATS_OK)
+		return s;
+	*covered = covers(si->Config, n->subjects);
+	if (!*covered) {
 		cfg = *si->Config;
 		subjects = calloc((size_t)cfg.SubjectsLen + 1, sizeof(*subjects));
 		if (!subjects) {
 			jsStreamInfo_Destroy(si);
-			return -ENOMEM;
+			return NATS_NO_MEMORY;
 		}
 		memcpy(subjects, cfg.Subjects, (size_t)cfg.SubjectsLen * sizeof(*subjects));
 		subjects[cfg.SubjectsLen++] = n->subjects;
 		cfg.Subjects = subjects;
-		s = js_UpdateStream(NULL, n->js, &cfg, NULL, &jerr);
+		s = js_UpdateStream(NULL, n->js, &cfg, NULL, jerr);
 	}
 	free(subjects);
 	jsStreamInfo_Destroy(si);
-	if (s == NATS_OK)
-		return 0;
+	return s;
+}
+
+/*
+ * Publisher thread: the stream exists and takes ringtap.<host>.>, or why not.
+ * Daemons of a fleet share one stream: two may create it at once (one is
+ * told it exists), or update its subjects at once (the later update drops
+ * the earlier one's subject). So it is done until a look finds ours there;
+ * a later loss of them shows as failed publishes, which bring us back here.
+ */
+static int ensure_stream(struct rt_nats *n)
+{
+	jsErrCode jerr = 0;
+	natsStatus s = NATS_OK;
+
+	for (int attempt = 0; attempt < 5; attempt++) {
+		bool covered;
+
+		jerr = 0;
+		s = stream_step(n, &covered, &jerr);
+		if (s == NATS_OK && covered)
+			return 0;
+	}
 	set_why(n, CONN_STREAM_FAILED, "stream %s: %s (JetStream error %d)", n->stream,
+		s == NATS_OK ? "our subjects keep being replaced" :
 		nats_GetLastError(NULL) ?: natsStatus_GetText(s), (int)jerr);
 	return -EIO;
 }
@@ -236,6 +272,10 @@ static void *publisher(void *arg)
 	for (;;) {
 		struct rt_pub_msg *batch;
 
+		if (atomic_exchange(&n->restream, false)) {
+			n->need_stream = true;
+			n->ready = false;
+		}
 		if (n->need_stream && n->connected) {
 			int ret;
 
@@ -405,9 +445,9 @@ void rt_nats_record(struct rt_nats *n, const struct rt_record *rec)
 }
 
 void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bool exact,
-			 uint64_t before_ts)
+			 uint64_t after_ts, uint64_t before_ts)
 {
-	rt_publisher_kernel_loss(n->pub, cpu, count, exact, before_ts);
+	rt_publisher_kernel_loss(n->pub, cpu, count, exact, after_ts, before_ts);
 }
 
 void rt_nats_end_page(struct rt_nats *n)
@@ -433,8 +473,11 @@ void rt_nats_poll(struct rt_nats *n)
 {
 	enum conn_state st = (enum conn_state)atomic_load(&n->state);
 
-	for (unsigned int cpu = 0; cpu < n->ncpus; cpu++)
+	for (unsigned int cpu = 0; cpu < n->ncpus; cpu++) {
 		rt_publisher_failed(n->pub, cpu, atomic_exchange(&n->cpus[cpu].failed, 0));
+		rt_publisher_report_again(n->pub, cpu,
+					  atomic_exchange(&n->cpus[cpu].report_again, 0));
+	}
 	refresh(n);
 	rt_publisher_flush(n->pub);
 	if (st == n->logged_state)
@@ -455,7 +498,7 @@ bool rt_nats_drained(struct rt_nats *n)
 	if (rt_publisher_owes(n->pub))
 		return false;
 	for (unsigned int cpu = 0; cpu < n->ncpus; cpu++)
-		if (atomic_load(&n->cpus[cpu].failed))
+		if (atomic_load(&n->cpus[cpu].failed) || atomic_load(&n->cpus[cpu].report_again))
 			return false;
 	return atomic_load(&n->pending) == 0;
 }
@@ -475,7 +518,8 @@ void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st)
 		.pending = atomic_load(&n->pending),
 	};
 	for (unsigned int cpu = 0; n->cpus && cpu < n->ncpus; cpu++)
-		st->unreported += atomic_load(&n->cpus[cpu].failed);
+		st->unreported += atomic_load(&n->cpus[cpu].failed) +
+				  atomic_load(&n->cpus[cpu].report_again);
 }
 
 void rt_nats_free(struct rt_nats *n)

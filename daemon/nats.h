@@ -45,7 +45,7 @@ void rt_nats_free(struct rt_nats *n);
 /* A page's records are held until rt_nats_end_page, after its loss report. */
 void rt_nats_record(struct rt_nats *n, const struct rt_record *rec);
 void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bool exact,
-			 uint64_t before_ts);
+			 uint64_t after_ts, uint64_t before_ts);
 void rt_nats_end_page(struct rt_nats *n);
 
 /*
