@@ -61,9 +61,10 @@ void rt_wire_reader_release(struct rt_wire_reader *r);
  * Takes bytes from buf and sets *consumed to how many. Stops early once a
  * whole frame is buffered: feed the rest after rt_wire_reader_next() took
  * it. A frame that lies whole in buf is not copied: buf's bytes must stay
- * as they are until rt_wire_reader_next() has taken it. Returns 1 when a whole frame is buffered, 0 when every byte was taken
- * and more are needed, or the reader's error: -EMSGSIZE as soon as a length
- * over max_frame is read, -EBADMSG for a bad varint, -ENOMEM.
+ * as they are until rt_wire_reader_next() has taken it. Returns 1 when a
+ * whole frame is buffered, 0 when every byte was taken and more are needed,
+ * or the reader's error: -EMSGSIZE as soon as a length over max_frame is
+ * read, -EBADMSG for a bad varint, -ENOMEM.
  */
 int rt_wire_reader_feed(struct rt_wire_reader *r, const uint8_t *buf, size_t len,
 			size_t *consumed);

@@ -2,9 +2,10 @@
 /*
  * garbage-clients: connects N times to ringtapd and misbehaves in six ways,
  * checking each answer: random bytes, an oversized length, a frame cut off
- * mid-way, an unknown version, an unknown event, a Hello and gone. Last, one
- * RAW subscription asks for a projection (refused), and one
- * client sends half a Hello and waits: it must be told ETIMEDOUT and closed.
+ * mid-way, an unknown version, an unknown event, a Hello and gone. Then a RAW
+ * subscription asks for a projection (refused), two Updates are refused (each
+ * must say why), and a client sends half a Hello and waits: it must be told
+ * ETIMEDOUT and closed.
  *
  * usage: garbage-clients SOCKET N
  */
@@ -102,6 +103,88 @@ static Ringtap__Frame__MsgCase answer(int fd, int wait_ms, bool *closed,
 	}
 	rt_wire_reader_release(&r);
 	return got;
+}
+
+static void send_update(int fd, const char *event, bool host_texts)
+{
+	Ringtap__Frame f = RINGTAP__FRAME__INIT;
+	Ringtap__Update u = RINGTAP__UPDATE__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	char *events[1] = { (char *)event };
+	uint8_t *buf;
+	size_t len;
+
+	sub.n_events = 1;
+	sub.events = events;
+	sub.has_host_texts = host_texts;
+	sub.host_texts = host_texts;
+	u.subscription = &sub;
+	f.msg_case = RINGTAP__FRAME__MSG_UPDATE;
+	f.update = &u;
+	if (rt_wire_encode(&f, &buf, &len) || write(fd, buf, len) != (ssize_t)len)
+		exit(1);
+	free(buf);
+}
+
+/*
+ * A refused Update ends the stream with an Error that says why, as a refused
+ * Hello's Refusal would: the first Error's code and text, "" if none came.
+ */
+static uint32_t update_refused(const char *path, const char *event, bool host_texts,
+			       char *text, size_t size)
+{
+	int fd = dial(path);
+	struct rt_wire_reader r;
+	struct pollfd p = { fd, POLLIN, 0 };
+	uint32_t code = 0;
+
+	snprintf(text, size, "%s", "");
+	send_hello(fd, 1, 1, "ringtap_test:*");
+	send_update(fd, event, host_texts);
+	rt_wire_reader_init(&r, 0);
+	while (!code && poll(&p, 1, 5000) == 1) {
+		uint8_t buf[4096];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t used;
+		Ringtap__Frame *f;
+
+		if (n <= 0)
+			break;
+		/* The reader takes up to the end of a frame a call: feed it all. */
+		for (size_t off = 0; off < (size_t)n && !code; off += used) {
+			if (rt_wire_reader_feed(&r, buf + off, (size_t)n - off, &used) < 0)
+				break;
+			while (!code && rt_wire_reader_next(&r, &f) == 1) {
+				if (f->msg_case == RINGTAP__FRAME__MSG_ERROR) {
+					code = f->error->code;
+					snprintf(text, size, "%s", f->error->text);
+				}
+				ringtap__frame__free_unpacked(f, NULL);
+			}
+		}
+	}
+	rt_wire_reader_release(&r);
+	close(fd);
+	return code;
+}
+
+static unsigned int refused_updates(const char *path)
+{
+	unsigned int bad = 0;
+	uint32_t code;
+	char text[256];
+
+	code = update_refused(path, "nosuch:event", false, text, sizeof(text));
+	if (code != ENOENT || strcmp(text, "no event matches 'nosuch:event'")) {
+		fprintf(stderr, "Update to an unknown event: Error %u '%s'\n", code, text);
+		bad++;
+	}
+	code = update_refused(path, "ringtap_test:*", true, text, sizeof(text));
+	if (code != EINVAL || strcmp(text, "host_texts apply to RAW only")) {
+		fprintf(stderr, "Update with host_texts on DECODED: Error %u '%s'\n", code, text);
+		bad++;
+	}
+	return bad;
 }
 
 /* A whole Hello is due 10 to 15 s after connecting, for local peers too. */
@@ -213,6 +296,7 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	bad += projection_on_raw(argv[1]);
+	bad += refused_updates(argv[1]);
 	bad += half_a_hello(argv[1]);
 	printf("garbage-clients: %u behaved as expected, %u did not\n", ok, bad);
 	return bad ? 1 : 0;
