@@ -3,7 +3,8 @@
 # every CPU, delivered + reported lost = emitted, exactly. A page full to its
 # last bytes (no room for the kernel's loss count: ringtapd takes it from
 # the overrun counter) occurs here only by chance (0 of ~3,000 pages in two
-# runs); integration-uncounted-loss makes one on purpose.
+# runs); the second part below makes them on purpose, as does
+# integration-uncounted-loss on the host.
 sock=/run/ringtap/ringtapd.sock
 emitted_on() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
@@ -43,3 +44,45 @@ awk -v c0=$cpu0 -v c1=$cpu1 '
 	}' /tmp/load.out || fail "delivered + lost differs from what was emitted"
 pass "raw, decoded and fixed: delivered + reported lost = emitted on each CPU ($cpu0, $cpu1), exactly"
 expect_eq "streams ended by the daemon's Bye" "$(grep -c '^end [0-9]* clean$' /tmp/load.out)" 3
+
+# --- pages filled to their last byte ------------------------------------------
+# trace_marker writes of a length chosen so that records fill a page exactly:
+# the kernel then has no room after the data to store how many events it
+# lost before the page, only the flag, and ringtapd must take the count from
+# the overrun counter. The length comes from this kernel's header_page (data
+# size) and ftrace:print format (where buf starts); the kernel adds a newline
+# and a NUL to a marker, and a record is a 4-byte header and the entry
+# rounded up to 4 bytes.
+data_size=$(sed -n 's/.*field: char data;.*size:\([0-9]*\);.*/\1/p' $T/events/header_page)
+buf_at=$(sed -n 's/.*field:char buf\[\];.*offset:\([0-9]*\);.*/\1/p' $T/events/ftrace/print/format)
+len=0
+for l in $(seq 8 64); do
+	r=$((4 + (buf_at + l + 2 + 3) / 4 * 4))
+	[ $((data_size % r)) = 0 ] && { len=$l; break; }
+done
+[ $len -gt 0 ] || fail "no marker length fills $data_size bytes (buf at $buf_at)"
+n=30000
+ringtapd --stdout --no-time -e ftrace:print -b 16 > /tmp/m.out 2> /tmp/m.err &
+daemon=$!
+wait_lines /tmp/m.err '^ringtapd: tracing '
+taskset -c 0 dd if=/dev/zero of=$T/instances/ringtap/trace_marker bs=$len count=$n 2> /tmp/dd0 &
+w0=$!
+taskset -c 1 dd if=/dev/zero of=$T/instances/ringtap/trace_marker bs=$len count=$n 2> /tmp/dd1 &
+w1=$!
+wait $w0 || fail "marker writer on cpu0: $(cat /tmp/dd0)"
+wait $w1 || fail "marker writer on cpu1: $(cat /tmp/dd1)"
+sleep 1
+kill -INT $daemon
+wait_or_dump $daemon 60 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/m.err)"
+grep '^ringtapd: cpu[0-9]:' /tmp/m.err | sed 's/^/note: /'
+for cpu in 0 1; do
+	got=$(grep -c "^\[00$cpu\] ftrace:print " /tmp/m.out || true)
+	lost=$(sed -n "s/^# cpu $cpu: lost \([0-9]*\) events.*/\1/p" /tmp/m.out |
+		awk '{ s += $1 } END { print s + 0 }')
+	expect_eq "cpu$cpu: $len-byte markers delivered ($got) + reported lost ($lost)" \
+		$((got + lost)) $n
+done
+uncounted=$(sed -n 's/.*lost [0-9]* (\([0-9]*\) pages without a count.*/\1/p' /tmp/m.err |
+	awk '{ s += $1 } END { print s + 0 }')
+[ "$uncounted" -gt 0 ] || fail "no page lacked room for its loss count: the case was not met"
+pass "$uncounted pages without room for their count, each counted from the overrun counter"
