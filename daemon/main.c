@@ -92,6 +92,10 @@ static int start_session(struct ringtapd *d)
 	}
 	if (d->session->reclaimed)
 		rt_log(LOG_WARNING, "removed a stale instance left by an earlier run");
+	/* Before any thread of ours starts: event-fork then covers them. */
+	if (!d->cfg.num[RT_CONF_TRACE_SELF] && (ret = rt_session_exclude_self(d->session)))
+		rt_log(LOG_WARNING, "leaving ringtapd out of its trace: %s; it traces itself",
+		       strerror(-ret));
 	ret = rt_session_layout(d->session, &d->layout, &why);
 	if (ret) {
 		rt_log(LOG_ERR, "layout: %s: %s", why.text, strerror(-ret));

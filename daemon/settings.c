@@ -43,6 +43,7 @@ static void usage(FILE *f)
 	      "  -e, --events=LIST       comma-separated system:event globs to enable from the\n"
 	      "                          start (default with --stdout: ringtap_test:*)\n"
 	      "  -i, --instance=NAME     tracefs instance name (default ringtap)\n"
+	      "      --trace-self=0|1    1: trace ringtapd's own threads too (default 0)\n"
 	      "  -b, --buffer-kb=KB      per-CPU ring buffer size\n"
 	      "  -C, --clock=NAME        trace clock (default: the kernel's)\n"
 	      "  -t, --tracing-dir=DIR   read a tracefs tree at DIR as it is (e.g. a captured\n"
@@ -107,6 +108,7 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
+		{ "trace-self", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "max-queue-kb", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-clients", required_argument, NULL, OPT_CONFIG_KEY },

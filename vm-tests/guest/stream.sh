@@ -64,3 +64,21 @@ grep -q 'removed a stale instance' /tmp/err3 || fail "stale instance not reporte
 grep -q sched_switch /tmp/out && fail "the stale instance's events leaked into the stream"
 [ -d $T/instances/ringtap ] && fail "instance left behind"
 pass "stale instance reclaimed"
+
+# --- ringtapd leaves itself out of its trace, unless told to trace itself -------
+# hrtimer_start: ringtapd arms timers (its drain timer, poll timeouts) as the
+# current task. (sched_switch would not do: the kernel keeps a switch whose
+# other side is traced.)
+ringtapd --stdout --no-time -e timer:hrtimer_start --duration 1 > /tmp/out 2> /tmp/err4 &
+pid=$!
+wait_or_dump $pid 30 || fail "ringtapd on hrtimer_start: $(cat /tmp/err4)"
+[ "$(grep -c 'timer:hrtimer_start pid=' /tmp/out)" -gt 0 ] || fail "no hrtimer_start recorded"
+expect_eq "hrtimer_start records from ringtapd itself ($pid)" \
+	"$(grep -c " pid=$pid " /tmp/out || true)" 0
+ringtapd --stdout --no-time -e timer:hrtimer_start --duration 1 --trace-self 1 > /tmp/out \
+	2> /tmp/err5 &
+pid=$!
+wait_or_dump $pid 30 || fail "ringtapd --trace-self 1: $(cat /tmp/err5)"
+[ "$(grep -c " pid=$pid " /tmp/out || true)" -gt 0 ] ||
+	fail "--trace-self 1: no record from ringtapd itself ($pid)"
+pass "ringtapd's own hrtimer_start records: none by default, $(grep -c " pid=$pid " /tmp/out) with --trace-self 1"
