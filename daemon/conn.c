@@ -39,6 +39,8 @@ static void free_selection(struct rt_conn *c)
 	if (c->filter)
 		tep_filter_free(c->filter);
 	c->filter = NULL;
+	free(c->filter_text);
+	c->filter_text = NULL;
 }
 
 struct rt_conn *conn_new(struct rt_server *srv, int fd)
@@ -76,6 +78,99 @@ int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events)
 	return 0;
 }
 
+static struct tep_event *session_event(struct rt_server *srv, size_t i)
+{
+	char *colon = strchr(srv->session->events[i], ':');
+	struct tep_event *ev;
+
+	if (!colon)
+		return NULL;
+	*colon = '\0';
+	ev = tep_find_event_by_name(srv->layout->tep, srv->session->events[i], colon + 1);
+	*colon = ':';
+	return ev;
+}
+
+/*
+ * The kernel filter an event can have: the OR of its subscribers' filters,
+ * when every one of them has one (RAW takes pages whole: it filters nothing)
+ * and the settings did not switch the event on for themselves (NATS
+ * publishes every record). NULL: none. The user-space filters still apply
+ * to each subscriber exactly; the kernel's only spares the ring buffer what
+ * nobody keeps.
+ */
+static char *kernel_filter(struct rt_server *srv, size_t i, unsigned int id)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	bool all = !srv->session->pinned[i], any = false;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	for (const struct rt_conn *c = srv->conns; c && all; c = c->next) {
+		if (!rt_subscriber_wants_event(&c->sub, id))
+			continue;
+		all = c->filter_text && c->encoding != RINGTAP__ENCODING__RAW;
+		if (all)
+			fprintf(f, "%s(%s)", any ? " || " : "", c->filter_text);
+		any = true;
+	}
+	if (fclose(f) || !all || !any)
+		return NULL;
+	{
+		char *out = text;
+
+		text = NULL;
+		return out;
+	}
+}
+
+/*
+ * After a subscription came, changed or went: events no connection selects
+ * any more are switched off (those the settings enabled stay on), and each
+ * event's kernel filter follows its subscribers' filters.
+ */
+static void selection_changed(struct rt_server *srv)
+{
+	struct rt_session *s = srv->session;
+
+	for (size_t i = 0; !srv->stopping && i < s->n_events;) {
+		struct tep_event *ev = session_event(srv, i);
+		bool wanted = false;
+		int ret;
+
+		for (const struct rt_conn *c = srv->conns; ev && c && !wanted; c = c->next)
+			wanted = rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id);
+		if (ev && wanted) {
+			_cleanup_free_ char *filter = kernel_filter(srv, i, (unsigned int)ev->id);
+
+			ret = rt_session_set_filter(s, i, filter);
+			if (ret < 0)
+				rt_log(LOG_NOTICE, "%s:%s: the kernel refused the filter '%s' (%s); "
+				       "the subscribers' filters apply in ringtapd alone", ev->system,
+				       ev->name, filter, strerror(-ret));
+			else if (ret)
+				rt_log(LOG_INFO, "%s:%s: kernel filter %s%s%s", ev->system, ev->name,
+				       filter ? "'" : "", filter ?: "none", filter ? "'" : "");
+		}
+		if (wanted || !ev) {
+			i++;
+			continue;
+		}
+		ret = rt_session_disable(s, i);
+		if (ret < 0)
+			rt_log(LOG_WARNING, "switching %s:%s off: %s", ev->system,
+			       ev->name, strerror(-ret));
+		else if (ret)
+			rt_log(LOG_INFO, "%s:%s switched off: no subscription names it",
+			       ev->system, ev->name);
+		/* Gone from the list: the same index is the next event. */
+		i += ret <= 0;
+	}
+}
+
 void conn_free(struct rt_conn *c)
 {
 	struct rt_server *srv = c->srv;
@@ -96,6 +191,7 @@ void conn_free(struct rt_conn *c)
 	rt_subscriber_release(&c->sub);
 	free_selection(c);
 	free(c);
+	selection_changed(srv);
 }
 
 void conn_close(struct rt_conn *c, const char *why)
@@ -246,6 +342,8 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 	}
 	if (ret >= 0)
 		ret = rt_select_filter(srv->layout, sub->filter, events, sel.n, &c->filter, why);
+	if (!ret && c->filter && !(c->filter_text = strdup(sub->filter)))
+		ret = -ENOMEM;
 	if (!ret && c->encoding == RINGTAP__ENCODING__DECODED)
 		ret = rt_select_fields(sub->fields, sub->n_fields, events, sel.n, &c->only, why);
 	if (!ret && rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus))
@@ -490,6 +588,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	c->state = CONN_STREAMING;
+	selection_changed(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version);
@@ -509,6 +608,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	ret = options_apply(c, sub, &why);
 	if (!ret)
 		ret = subscribe(c, sub, &why);
+	selection_changed(c->srv);
 	if (ret < 0) {
 		char msg[400];
 

@@ -79,6 +79,7 @@ struct rt_conn {
 	Ringtap__Encoding encoding;
 	const struct rt_legacy_layout *legacy;	/* with FIXED */
 	struct tep_event_filter *filter;	/* NULL: every record of the selection */
+	char *filter_text;		/* its text, for the kernel's filter files */
 	char **only;			/* projection, NULL-terminated; NULL: every field */
 	struct conn_encoding *way;	/* DECODED: how its records are encoded */
 	pid_t pid;
@@ -111,6 +112,7 @@ struct rt_server {
 	unsigned int max_clients;
 	unsigned int max_events;
 	uint64_t dropped_gone;		/* by connections closed since */
+	bool stopping;			/* closing every connection: events stay as they are */
 	struct rt_conn *conns;
 	unsigned int n_conns;
 	struct rt_session *session;

@@ -103,6 +103,7 @@ void rt_server_free(struct rt_server *srv)
 {
 	if (!srv)
 		return;
+	srv->stopping = true;
 	while (srv->conns)
 		conn_close(srv->conns, "daemon stopping");
 	listener_close(srv);

@@ -32,15 +32,21 @@ static int count_cpus(const char *dir)
 	}
 }
 
-static bool has_event(const struct rt_session *s, const char *sys, const char *ev)
+/* Where sys:ev is in the list of events switched on, or -1. */
+static ssize_t find_event(const struct rt_session *s, const char *sys, const char *ev)
 {
 	size_t slen = strlen(sys);
 
 	for (size_t i = 0; i < s->n_events; i++)
 		if (!strncmp(s->events[i], sys, slen) && s->events[i][slen] == ':' &&
 		    !strcmp(s->events[i] + slen + 1, ev))
-			return true;
-	return false;
+			return (ssize_t)i;
+	return -1;
+}
+
+static bool has_event(const struct rt_session *s, const char *sys, const char *ev)
+{
+	return find_event(s, sys, ev) >= 0;
 }
 
 /* Reads the format, teaches it to the layout, then switches the event on. */
@@ -48,7 +54,8 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 		      struct rt_why *why)
 {
 	_cleanup_free_ char *fmt = NULL, *name = NULL, *sysre = NULL, *evre = NULL;
-	char **nl;
+	char **nl, **kfilter;
+	bool *pinned, *refused;
 	int len = 0, ret;
 
 	if (asprintf(&name, "%s:%s", sys, ev) < 0)
@@ -74,6 +81,21 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	if (!nl)
 		return -ENOMEM;
 	s->events = nl;
+	pinned = realloc(s->pinned, s->n_events + 1);
+	if (!pinned)
+		return -ENOMEM;
+	s->pinned = pinned;
+	s->pinned[s->n_events] = false;
+	kfilter = realloc(s->kfilter, (s->n_events + 1) * sizeof(*kfilter));
+	if (!kfilter)
+		return -ENOMEM;
+	s->kfilter = kfilter;
+	s->kfilter[s->n_events] = NULL;
+	refused = realloc(s->kfilter_refused, s->n_events + 1);
+	if (!refused)
+		return -ENOMEM;
+	s->kfilter_refused = refused;
+	s->kfilter_refused[s->n_events] = false;
 	s->events[s->n_events++] = name;
 	s->events[s->n_events] = NULL;
 	name = NULL;
@@ -161,8 +183,47 @@ int rt_session_enable_globs(struct rt_session *s, struct rt_layout *l,
 	if (ret)
 		return ret;
 	ret = rt_session_enable(s, l, &sel, why);
+	for (size_t i = 0; ret >= 0 && i < sel.n; i++) {
+		const struct rt_event_name *e = &cat->events[sel.events[i]];
+		ssize_t at = find_event(s, e->system, e->name);
+
+		if (at >= 0)
+			s->pinned[at] = true;
+	}
 	rt_selection_release(&sel);
 	return ret;
+}
+
+int rt_session_disable(struct rt_session *s, size_t i)
+{
+	_cleanup_free_ char *sysre = NULL, *evre = NULL;
+	char *name = s->events[i], *colon = strchr(name, ':');
+	int ret = 0;
+
+	if (s->read_only || s->pinned[i] || !colon)
+		return 0;
+	*colon = '\0';
+	/* The filter file keeps its text while the event is off: cleared with it. */
+	if (s->kfilter[i] && !s->kfilter_refused[i] &&
+	    tracefs_event_file_write(s->instance, name, colon + 1, "filter", "0") < 0)
+		ret = errno ? -errno : -EIO;
+	if (!ret && tracefs_event_file_exists(s->instance, name, colon + 1, "enable")) {
+		if (asprintf(&sysre, "^%s$", name) < 0 || asprintf(&evre, "^%s$", colon + 1) < 0)
+			ret = -ENOMEM;
+		else if (tracefs_event_disable(s->instance, sysre, evre))
+			ret = -EIO;
+	}
+	*colon = ':';
+	if (ret)
+		return ret;
+	free(name);
+	free(s->kfilter[i]);
+	memmove(&s->events[i], &s->events[i + 1], (s->n_events - i) * sizeof(*s->events));
+	memmove(&s->pinned[i], &s->pinned[i + 1], s->n_events - i - 1);
+	memmove(&s->kfilter[i], &s->kfilter[i + 1], (s->n_events - i - 1) * sizeof(*s->kfilter));
+	memmove(&s->kfilter_refused[i], &s->kfilter_refused[i + 1], s->n_events - i - 1);
+	s->n_events--;
+	return 1;
 }
 
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
@@ -295,6 +356,50 @@ int rt_session_stop(struct rt_session *s)
 	return tracefs_trace_off(s->instance) ? -EIO : 0;
 }
 
+int rt_session_set_filter(struct rt_session *s, size_t i, const char *filter)
+{
+	char *name = s->events[i], *colon = strchr(name, ':');
+	char *copy = NULL;
+	int ret = 0;
+
+	if (s->read_only || !colon)
+		return 0;
+	if (!filter == !s->kfilter[i] && (!filter || !strcmp(filter, s->kfilter[i])))
+		return 0;
+	if (filter && !(copy = strdup(filter)))
+		return -ENOMEM;
+	*colon = '\0';
+	/* "0" clears an event's filter. */
+	if (tracefs_event_file_write(s->instance, name, colon + 1, "filter", filter ?: "0") < 0) {
+		ret = errno ? -errno : -EIO;
+		(void)tracefs_event_file_write(s->instance, name, colon + 1, "filter", "0");
+	}
+	*colon = ':';
+	free(s->kfilter[i]);
+	s->kfilter[i] = copy;
+	s->kfilter_refused[i] = ret != 0;
+	return ret ? ret : 1;
+}
+
+bool rt_session_filtered(const struct rt_session *s, size_t i)
+{
+	return s->kfilter[i] && !s->kfilter_refused[i];
+}
+
+int rt_session_exclude_self(struct rt_session *s)
+{
+	char pid[24];
+
+	if (s->read_only)
+		return 0;
+	if (tracefs_option_enable(s->instance, TRACEFS_OPTION_EVENT_FORK))
+		return errno ? -errno : -EIO;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (tracefs_instance_file_write(s->instance, "set_event_notrace_pid", pid) < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 int rt_session_close(struct rt_session *s)
 {
 	int ret = 0;
@@ -314,6 +419,11 @@ int rt_session_close(struct rt_session *s)
 	for (size_t i = 0; i < s->n_events; i++)
 		free(s->events[i]);
 	free(s->events);
+	free(s->pinned);
+	for (size_t i = 0; s->kfilter && i < s->n_events; i++)
+		free(s->kfilter[i]);
+	free(s->kfilter);
+	free(s->kfilter_refused);
 	rt_catalogue_release(&s->catalogue);
 	free(s->clock);
 	free(s->tracing_dir);

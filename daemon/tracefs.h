@@ -36,6 +36,13 @@ struct rt_session {
 	size_t buffer_kb;		/* what the kernel took, not what was asked */
 	int ncpus;			/* per_cpu/cpuN directories present */
 	char **events;			/* "system:event" of every event enabled, NULL-terminated */
+	bool *pinned;			/* per event: enabled by the settings, stays on */
+	/*
+	 * Per event: the filter last written to the kernel, or NULL; when the
+	 * kernel refused it, the event has none and it is not tried again.
+	 */
+	char **kfilter;
+	bool *kfilter_refused;
 	size_t n_events;
 	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
 	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */
@@ -55,6 +62,24 @@ int rt_session_stop(struct rt_session *session);
  * before the change must register again to wait on the right queue.
  */
 int rt_session_set_buffer_percent(struct rt_session *session, unsigned int percent);
+/*
+ * Leaves this task, and every task it starts from now on, out of the
+ * instance's events (set_event_notrace_pid with the event-fork option).
+ */
+int rt_session_exclude_self(struct rt_session *session);
+/*
+ * Switches events[i] off and drops it from the list, unless the settings
+ * enabled it: 1 when it did, 0 when it stays, -errno.
+ */
+int rt_session_disable(struct rt_session *session, size_t i);
+/*
+ * Writes the kernel filter of events[i] (NULL: none) when it differs from
+ * the one in force: 1 when written, 0 when unchanged, -errno when the kernel
+ * refused it (then the event has none).
+ */
+int rt_session_set_filter(struct rt_session *session, size_t i, const char *filter);
+/* Whether the kernel filters events[i]. */
+bool rt_session_filtered(const struct rt_session *session, size_t i);
 /* Removes an instance ringtapd made: -errno when the kernel kept it. */
 int rt_session_close(struct rt_session *session);
 

@@ -60,3 +60,66 @@ lost=$(sed -n 's/^# cpu [0-9]*: lost \([0-9]*\) events.*/\1/p' /tmp/slow.out | a
 echo "note: slow client: $got delivered, $lost reported lost"
 [ "$lost" -gt 0 ] || fail "the stopped client lost nothing"
 expect_eq "slow: delivered + lost" $((got + lost)) $n
+
+# --- events switched off when no subscription names them any more ---------------
+# The settings' events stay on; a subscriber's go when the last one naming them
+# leaves (or updates them away).
+ringtapd -s $sock -e ringtap_test:ringtap_test 2> /tmp/d2.err &
+daemon=$!
+wait_lines /tmp/d2.err "listening on $sock"
+ev=$T/instances/ringtap/events
+ringtap stream -s $sock -e sched:sched_switch --no-time > /tmp/s.out 2> /tmp/s.err &
+s=$!
+wait_lines /tmp/d2.err subscribed 1
+expect_eq "sched_switch enabled while subscribed" "$(cat $ev/sched/sched_switch/enable)" 1
+kill -INT $s
+wait $s || true
+wait_lines /tmp/d2.err "sched:sched_switch switched off" 1 20
+expect_eq "sched_switch enabled after its subscriber left" "$(cat $ev/sched/sched_switch/enable)" 0
+expect_eq "ringtap_test (from the settings) still enabled" \
+	"$(cat $ev/ringtap_test/ringtap_test/enable)" 1
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(tail -n 5 /tmp/d2.err)"
+
+# --- a subscriber's filter in the kernel -----------------------------------------
+# When every subscriber of an event filters it, the OR of their filters goes
+# to the event's filter file: the kernel writes only what someone keeps. One
+# without a filter takes the kernel's away again. (Events the settings
+# enable get no kernel filter: a daemon without -e.)
+ringtapd -s $sock 2> /tmp/d3.err &
+daemon=$!
+wait_lines /tmp/d3.err "listening on $sock"
+tf=$ev/ringtap_test/ringtap_test/filter
+# Sequence numbers count per CPU since boot: the next ten of each CPU.
+kept() { awk '/^entries:/ { e += $2 } /^read events:/ { e += $3 } END { print e + 0 }' \
+	$T/instances/ringtap/per_cpu/cpu*/stats; }
+s0=$(sed -n 's/^cpu0 //p' $RINGTAP_TEST/emitted) s1=$(sed -n 's/^cpu1 //p' $RINGTAP_TEST/emitted)
+filter="(cpu == 0 && seq < $((s0 + 10))) || (cpu == 1 && seq < $((s1 + 10)))"
+ringtap stream -s $sock -e ringtap_test:ringtap_test --filter "$filter" --no-time \
+	> /tmp/f.out 2> /tmp/f.err &
+f=$!
+wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter '" 1 20
+grep -q "seq < $((s0 + 10))" $tf || fail "the kernel's filter file says: $(cat $tf)"
+start=$(emitted) before=$(kept)
+echo 2500 > $RINGTAP_TEST/burst
+sleep 2
+emitted_now=$(( $(emitted) - start )) kept_now=$(( $(kept) - before ))
+kill -INT $f
+wait $f || true
+expect_eq "filtered records (the next ten of each CPU)" \
+	"$(grep -c 'ringtap_test:ringtap_test' /tmp/f.out)" 20
+echo "note: $emitted_now emitted, the kernel kept $kept_now"
+expect_eq "events the kernel wrote into the buffer" $kept_now 20
+ringtap stream -s $sock -e ringtap_test:ringtap_test --filter 'seq < 10' --no-time \
+	> /dev/null 2>&1 &
+f=$!
+wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter '" 2 20
+ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /dev/null 2>&1 &
+g=$!
+wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter none" 1 20
+grep -q '^none' $tf || fail "with an unfiltered subscriber the kernel still filters: $(cat $tf)"
+pass "kernel filter for one filtered subscriber, none once an unfiltered one came"
+kill -INT $f $g
+wait $f $g || true
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(tail -n 5 /tmp/d3.err)"
