@@ -102,6 +102,7 @@ struct rt_server {
 	sd_event_source *tcp_src;
 	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
 	bool warned_tcp_flood;
+	bool warned_flood;		/* "turning connections away" logged for this flood */
 	struct rt_acl *acl;
 	char *clients_path;		/* the clients file, read again on reload */
 	sd_event_source *heartbeat;

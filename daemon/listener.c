@@ -43,19 +43,40 @@ static bool peer_in_group(int fd, gid_t group, gid_t primary)
 	return false;
 }
 
-/* Room for one more connection, or a warning and false. */
+/* Room for one more connection, or a warning (once a flood) and false. */
 static bool room_for_one_more(struct rt_server *srv)
 {
 	/*
 	 * Past max_clients a client is still read, to be told why in a Refusal;
-	 * only a flood beyond that is closed unanswered.
+	 * a flood beyond that is not read at all.
 	 */
 	if (srv->max_clients && srv->n_conns >= srv->max_clients + PENDING_CLIENTS) {
-		rt_log(LOG_WARNING, "closing a connection unanswered: %u connections already",
-		       srv->n_conns);
+		if (!srv->warned_flood)
+			rt_log(LOG_WARNING, "turning connections away unread: %u connections already "
+			       "(max_clients %u)", srv->n_conns, srv->max_clients);
+		srv->warned_flood = true;
 		return false;
 	}
+	srv->warned_flood = false;
 	return true;
+}
+
+/*
+ * A connection turned away unread still hears why: the Refusal fits in a new
+ * socket's empty buffer, so a send that does not wait takes it whole (or the
+ * peer is gone and nothing is lost by not trying again).
+ */
+static void turn_away(int fd, unsigned int open, unsigned int max_clients)
+{
+	struct rt_buf b = { 0 };
+	char text[96];
+
+	snprintf(text, sizeof(text), "%u connections are open (max_clients %u, and %u waiting)",
+		 open, max_clients, PENDING_CLIENTS);
+	if (!rt_encode_refusal_frame(RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, text, &b))
+		(void)send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	rt_buf_free(&b);
+	close(fd);
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -69,8 +90,11 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
-	if (!room_for_one_more(srv) || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    !(c = conn_new(srv, cfd))) {
+	if (!room_for_one_more(srv)) {
+		turn_away(cfd, srv->n_conns, srv->max_clients);
+		return 0;
+	}
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || !(c = conn_new(srv, cfd))) {
 		close(cfd);
 		return 0;
 	}

@@ -4,8 +4,9 @@
  * checking each answer: random bytes, an oversized length, a frame cut off
  * mid-way, an unknown version, an unknown event, a Hello and gone. Then a RAW
  * subscription asks for a projection (refused), two Updates are refused (each
- * must say why), and a client sends half a Hello and waits: it must be told
- * ETIMEDOUT and closed.
+ * must say why), 100 connections at once must leave those past the limit
+ * told TOO_MANY_CLIENTS, and a client sends half a Hello and waits: it must
+ * be told ETIMEDOUT and closed.
  *
  * usage: garbage-clients SOCKET N
  */
@@ -187,6 +188,54 @@ static unsigned int refused_updates(const char *path)
 	return bad;
 }
 
+/*
+ * A flood of connections that say nothing: past max_clients plus the ones
+ * waiting for their answer, each is turned away unread, but told why.
+ */
+static unsigned int flood(const char *path)
+{
+	enum { N = 100 };
+	int fds[N];
+	unsigned int told = 0, other = 0;
+
+	for (int i = 0; i < N; i++)
+		fds[i] = dial(path);
+	usleep(1000 * 1000);
+	for (int i = 0; i < N; i++) {
+		struct pollfd p = { fds[i], POLLIN, 0 };
+		struct rt_wire_reader r;
+		uint8_t buf[512];
+		ssize_t n;
+		size_t used;
+		Ringtap__Frame *f;
+
+		/*
+		 * Turned away at once, or held open waiting for a Hello (told
+		 * ETIMEDOUT only 10 s later): a second is enough to tell them apart.
+		 */
+		if (poll(&p, 1, 0) != 1 || (n = read(fds[i], buf, sizeof(buf))) <= 0)
+			continue;
+		rt_wire_reader_init(&r, 0);
+		if (rt_wire_reader_feed(&r, buf, (size_t)n, &used) >= 0 &&
+		    rt_wire_reader_next(&r, &f) == 1) {
+			if (f->msg_case == RINGTAP__FRAME__MSG_REFUSAL &&
+			    f->refusal->reason == RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS)
+				told++;
+			else
+				other++;
+			ringtap__frame__free_unpacked(f, NULL);
+		}
+		rt_wire_reader_release(&r);
+	}
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	/* 64 subscribers and 16 waiting are kept (fewer if others are still open). */
+	if (told >= N - 80 && !other)
+		return 0;
+	fprintf(stderr, "flood of %d: %u told TOO_MANY_CLIENTS, %u other answers\n", N, told, other);
+	return 1;
+}
+
 /* A whole Hello is due 10 to 15 s after connecting, for local peers too. */
 static unsigned int half_a_hello(const char *path)
 {
@@ -297,6 +346,7 @@ int main(int argc, char **argv)
 	}
 	bad += projection_on_raw(argv[1]);
 	bad += refused_updates(argv[1]);
+	bad += flood(argv[1]);
 	bad += half_a_hello(argv[1]);
 	printf("garbage-clients: %u behaved as expected, %u did not\n", ok, bad);
 	return bad ? 1 : 0;
