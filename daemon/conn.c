@@ -47,7 +47,7 @@ struct rt_conn *conn_new(struct rt_server *srv, int fd)
 {
 	struct rt_conn *c = calloc(1, sizeof(*c));
 
-	if (!c || rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->max_queue)) {
+	if (!c || rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->limits.max_queue)) {
 		free(c);
 		return NULL;
 	}
@@ -247,6 +247,15 @@ unsigned int rt_server_subscribers(const struct rt_server *srv)
 	return n;
 }
 
+unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state)
+{
+	unsigned int n = 0;
+
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->state == state && !strcmp(c->owner, owner);
+	return n;
+}
+
 /* Sends a last frame and closes once it is written. */
 static void conn_finish(struct rt_conn *c, struct rt_buf *frame)
 {
@@ -316,11 +325,11 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 	_cleanup_free_ struct tep_event **events = NULL;
 	int ret;
 
-	ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->max_events, &sel, why);
+	ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->limits.max_events, &sel, why);
 	/* An event that came since the catalogue was read (a module loaded, say). */
 	if (ret == -ENOENT) {
 		cat = rt_session_catalogue(srv->session, true);
-		ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->max_events, &sel,
+		ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->limits.max_events, &sel,
 				       why);
 	}
 	if (ret)
@@ -532,6 +541,10 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	Ringtap__RefusalReason reason;
 	struct rt_why why = { "" };
 	struct rt_buf b = { 0 };
+	/* Half by default: one peer's flood leaves the other half to everyone else. */
+	unsigned int per_peer = srv->limits.max_clients_per_peer ?:
+				(srv->limits.max_clients + 1) / 2;
+	char msg[160];
 	int ret;
 
 	if (hello->client_name) {
@@ -555,11 +568,15 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	if (!take_encoding(c, hello, agreed.encoding))
 		return;
-	if (srv->max_clients && rt_server_subscribers(srv) >= srv->max_clients) {
-		char msg[128];
-
+	if (rt_server_subscribers(srv) >= srv->limits.max_clients) {
 		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
-			 srv->max_clients);
+			 srv->limits.max_clients);
+		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+		return;
+	}
+	if (*c->owner && conn_count_of(srv, c->owner, CONN_STREAMING) >= per_peer) {
+		snprintf(msg, sizeof(msg), "%s already has %u subscriptions (max_clients_per_peer)",
+			 c->owner, per_peer);
 		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
 		return;
 	}
@@ -718,6 +735,8 @@ static void tls_handshake_done(struct rt_conn *c)
 		c->authorized = false;
 	printable(cn);
 	snprintf(c->peer, sizeof(c->peer), "%.40s@%.64s", cn, addr);
+	/* From here its slots are its name's, wherever it connects from. */
+	snprintf(c->owner, sizeof(c->owner), "certificate %.64s", cn);
 	snprintf(c->name, sizeof(c->name), "%s", c->peer);
 	if (!c->authorized)
 		rt_log(LOG_NOTICE, "client %s: certificate name '%s' is not in the clients file",

@@ -21,6 +21,7 @@
 
 #include "encode.h"
 #include "host.h"
+#include "server.h"
 #include "ringtap.pb-c.h"
 #include "subscriber.h"
 #include "wire.h"
@@ -84,6 +85,11 @@ struct rt_conn {
 	struct conn_encoding *way;	/* DECODED: how its records are encoded */
 	pid_t pid;
 	uid_t uid;
+	/*
+	 * The peer whose share of the slots it takes: "uid N", "certificate
+	 * NAME" or "address A"; "" for root, who has no share but the whole.
+	 */
+	char owner[80];
 	char name[160];
 	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
@@ -109,9 +115,8 @@ struct rt_server {
 	clockid_t trace_clockid;
 	gid_t group;
 	bool have_group;
-	size_t max_queue;
-	unsigned int max_clients;
-	unsigned int max_events;
+	struct rt_server_limits limits;
+	char warned_peer[72];		/* the peer a flood was logged for, until it is let in */
 	uint64_t dropped_gone;		/* by connections closed since */
 	bool stopping;			/* closing every connection: events stay as they are */
 	struct rt_conn *conns;
@@ -138,6 +143,8 @@ int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events);
 void conn_free(struct rt_conn *c);
 /* Logs what the connection got and frees it. */
 void conn_close(struct rt_conn *c, const char *why);
+/* A peer's connections in one state (the per-peer limits). */
+unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state);
 void conn_want_write(struct rt_conn *c, bool on);
 /* Queues a frame (b is emptied either way) and asks to write it. */
 int conn_push(struct rt_conn *c, struct rt_buf *b);

@@ -43,21 +43,40 @@ static bool peer_in_group(int fd, gid_t group, gid_t primary)
 	return false;
 }
 
-/* Room for one more connection, or a warning (once a flood) and false. */
-static bool room_for_one_more(struct rt_server *srv)
+/*
+ * Whether one more connection may wait for its Hello: room in the daemon
+ * (past max_clients a client is still read, to be told why in a Refusal; a
+ * flood beyond that is not) and in its peer's own share, so that one peer's
+ * flood cannot keep another's subscribers out. When not, why (and a warning
+ * once a flood).
+ */
+static bool may_wait(struct rt_server *srv, const char *owner, char *why, size_t size)
 {
-	/*
-	 * Past max_clients a client is still read, to be told why in a Refusal;
-	 * a flood beyond that is not read at all.
-	 */
-	if (srv->max_clients && srv->n_conns >= srv->max_clients + PENDING_CLIENTS) {
+	const struct rt_server_limits *l = &srv->limits;
+	unsigned int waiting;
+
+	if (srv->n_conns >= l->max_clients + PENDING_CLIENTS) {
+		snprintf(why, size, "%u connections are open (max_clients %u, and %u waiting)",
+			 srv->n_conns, l->max_clients, PENDING_CLIENTS);
 		if (!srv->warned_flood)
-			rt_log(LOG_WARNING, "turning connections away unread: %u connections already "
-			       "(max_clients %u)", srv->n_conns, srv->max_clients);
+			rt_log(LOG_WARNING, "turning connections away unread: %s", why);
 		srv->warned_flood = true;
 		return false;
 	}
 	srv->warned_flood = false;
+	if (!*owner)
+		return true;
+	waiting = conn_count_of(srv, owner, CONN_HELLO);
+	if (waiting >= l->max_pending_per_peer) {
+		snprintf(why, size, "%s has %u connections waiting for their Hello "
+			 "(max_pending_per_peer)", owner, waiting);
+		if (strcmp(srv->warned_peer, owner))
+			rt_log(LOG_WARNING, "turning connections away unread: %s", why);
+		snprintf(srv->warned_peer, sizeof(srv->warned_peer), "%s", owner);
+		return false;
+	}
+	if (!strcmp(srv->warned_peer, owner))
+		srv->warned_peer[0] = '\0';
 	return true;
 }
 
@@ -66,14 +85,11 @@ static bool room_for_one_more(struct rt_server *srv)
  * socket's empty buffer, so a send that does not wait takes it whole (or the
  * peer is gone and nothing is lost by not trying again).
  */
-static void turn_away(int fd, unsigned int open, unsigned int max_clients)
+static void turn_away(int fd, const char *why)
 {
 	struct rt_buf b = { 0 };
-	char text[96];
 
-	snprintf(text, sizeof(text), "%u connections are open (max_clients %u, and %u waiting)",
-		 open, max_clients, PENDING_CLIENTS);
-	if (!rt_encode_refusal_frame(RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, text, &b))
+	if (!rt_encode_refusal_frame(RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, why, &b))
 		(void)send(fd, b.data, b.len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	rt_buf_free(&b);
 	close(fd);
@@ -84,22 +100,34 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	struct rt_server *srv = userdata;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	char owner[sizeof(((struct rt_conn *)0)->owner)], why[160];
 	struct rt_conn *c;
 	int cfd;
 
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
-	if (!room_for_one_more(srv)) {
-		turn_away(cfd, srv->n_conns, srv->max_clients);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		close(cfd);
 		return 0;
 	}
-	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || !(c = conn_new(srv, cfd))) {
+	/* Root could stop the daemon outright: a share would defend no one against it. */
+	if (cred.uid)
+		snprintf(owner, sizeof(owner), "uid %u", (unsigned int)cred.uid);
+	else
+		owner[0] = '\0';
+	if (!may_wait(srv, owner, why, sizeof(why))) {
+		turn_away(cfd, why);
+		return 0;
+	}
+	c = conn_new(srv, cfd);
+	if (!c) {
 		close(cfd);
 		return 0;
 	}
 	c->pid = cred.pid;
 	c->uid = cred.uid;
+	memcpy(c->owner, owner, sizeof(owner));
 	c->authorized = cred.uid == 0 || (srv->have_group && peer_in_group(cfd, srv->group, cred.gid));
 	/* On failure the connection is closed and freed: the peer sees its end. */
 	(void)conn_add(srv, c, EPOLLIN);
@@ -116,6 +144,7 @@ static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *use
 	struct sockaddr_storage sa;
 	socklen_t len = sizeof(sa);
 	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?";
+	char owner[sizeof(((struct rt_conn *)0)->owner)], why[160];
 	struct rt_conn *c;
 	unsigned int waiting = 0;
 	int cfd, one = 1;
@@ -123,6 +152,9 @@ static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *use
 	cfd = accept4(fd, (struct sockaddr *)&sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
+	(void)getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
+			  NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(owner, sizeof(owner), "address %.64s", host);
 	/*
 	 * Peers not yet past their Hello have a cap of their own, so that a
 	 * stream of handshakes from anywhere cannot take the places of the
@@ -131,24 +163,35 @@ static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *use
 	for (struct rt_conn *o = srv->conns; o; o = o->next)
 		waiting += o->tcp && o->state == CONN_HELLO;
 	if (waiting >= PENDING_CLIENTS) {
+		snprintf(why, sizeof(why), "%u TCP connections are in their handshake or before "
+			 "their Hello", waiting);
 		if (!srv->warned_tcp_flood)
-			rt_log(LOG_WARNING, "closing TCP connections unanswered: %u are still in their "
-			       "handshake or before their Hello", waiting);
+			rt_log(LOG_WARNING, "turning TCP connections away: %s", why);
 		srv->warned_tcp_flood = true;
-		close(cfd);
+	} else {
+		srv->warned_tcp_flood = false;
+	}
+	if (waiting >= PENDING_CLIENTS || !may_wait(srv, owner, why, sizeof(why))) {
+		/*
+		 * On TLS a Refusal would cost the handshake the flood is made
+		 * of: those peers get the bare close.
+		 */
+		if (srv->tls)
+			close(cfd);
+		else
+			turn_away(cfd, why);
 		return 0;
 	}
-	srv->warned_tcp_flood = false;
-	if (!room_for_one_more(srv) || !(c = conn_new(srv, cfd))) {
+	c = conn_new(srv, cfd);
+	if (!c) {
 		close(cfd);
 		return 0;
 	}
 	/* Records go out as they come; the queue already batches under load. */
 	(void)setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	(void)getnameinfo((struct sockaddr *)&sa, len, host, sizeof(host), port, sizeof(port),
-			  NI_NUMERICHOST | NI_NUMERICSERV);
 	snprintf(c->peer, sizeof(c->peer), "%s:%s", host, port);
 	snprintf(c->name, sizeof(c->name), "%s", c->peer);
+	memcpy(c->owner, owner, sizeof(owner));
 	c->tcp = true;
 	c->pid = 0;
 	c->uid = (uid_t)-1;

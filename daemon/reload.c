@@ -17,6 +17,7 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 {
 	struct ringtapd *d = userdata;
 	struct rt_config next;
+	struct rt_server_limits limits;
 	unsigned int changed = 0, deferred = 0;
 
 	sd_notify(0, "RELOADING=1");
@@ -69,12 +70,11 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
 	/* Revoking a certificate's access must not wait for a restart; a bad file is said there. */
-	if (d->server)
+	if (d->server) {
 		(void)rt_server_reload_clients(d->server);
-	if (d->server)
-		rt_server_set_limits(d->server, next.num[RT_CONF_MAX_QUEUE_KB] << 10,
-				     (unsigned int)next.num[RT_CONF_MAX_CLIENTS],
-				     (unsigned int)next.num[RT_CONF_MAX_EVENTS]);
+		ringtapd_server_limits(&next, &limits);
+		rt_server_set_limits(d->server, &limits);
+	}
 	/* The session, the server and the readers keep pointers into the strings in force. */
 	for (int k = 0; k < RT_CONF_N_KEYS; k++)
 		if (rt_config_key_reloadable((enum rt_config_key)k))

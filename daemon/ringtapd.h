@@ -71,6 +71,8 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv);
 int ringtapd_load_config(struct ringtapd *d, struct rt_config *cfg);
 /* Points the session, server and loop options at the settings in force. */
 int ringtapd_apply_settings(struct ringtapd *d);
+/* The server's limits in cfg (at start and at a reload). */
+void ringtapd_server_limits(const struct rt_config *cfg, struct rt_server_limits *limits);
 /* drain_ms and wake_percent from the settings (a start, a reload). */
 void ringtapd_apply_timing(struct ringtapd *d, const struct rt_config *cfg);
 /* "a,b,c" into a NULL-terminated list; -EINVAL for an empty one. */

@@ -79,9 +79,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->tcp_fd = -1;
 	srv->session = session;
 	srv->layout = layout;
-	srv->max_queue = o->max_queue;
-	srv->max_clients = o->max_clients;
-	srv->max_events = o->max_events;
+	srv->limits = o->limits;
 	srv->trace_clockid = trace_clockid(session->clock);
 	rt_host_id_read(&srv->id, session);
 	ret = listener_open(srv, o);
@@ -113,12 +111,9 @@ void rt_server_free(struct rt_server *srv)
 	free(srv);
 }
 
-void rt_server_set_limits(struct rt_server *srv, size_t max_queue, unsigned int max_clients,
-			  unsigned int max_events)
+void rt_server_set_limits(struct rt_server *srv, const struct rt_server_limits *limits)
 {
-	srv->max_queue = max_queue;
-	srv->max_clients = max_clients;
-	srv->max_events = max_events;
+	srv->limits = *limits;
 }
 
 uint64_t rt_server_dropped(const struct rt_server *srv)

@@ -21,12 +21,24 @@ struct rt_session;
 struct rt_layout;
 struct rt_server;
 
-struct rt_server_opts {
-	const char *socket_path;	/* used when systemd passed no socket */
-	const char *group;		/* peers in it may subscribe; NULL: root only */
+/* What a reload may change for connections from then on. */
+struct rt_server_limits {
 	size_t max_queue;		/* bytes per subscriber */
 	unsigned int max_clients;
 	unsigned int max_events;	/* events one subscription may select */
+	/*
+	 * One peer (a uid on the Unix socket, a certificate's name on TLS, an
+	 * address before that or on plain TCP) may hold this many subscriptions
+	 * (0: half of max_clients) and this many connections before their Hello.
+	 */
+	unsigned int max_clients_per_peer;
+	unsigned int max_pending_per_peer;
+};
+
+struct rt_server_opts {
+	const char *socket_path;	/* used when systemd passed no socket */
+	const char *group;		/* peers in it may subscribe; NULL: root only */
+	struct rt_server_limits limits;
 	/* TCP for fleet collection: NULL keeps it off. */
 	const char *tcp_listen;		/* "host:port" */
 	const char *tls_cert, *tls_key;	/* this daemon's certificate chain and key (PEM) */
@@ -67,8 +79,7 @@ void rt_server_abandon(struct rt_server *server);
 unsigned int rt_server_subscribers(const struct rt_server *server);
 
 /* New limits from a reload: queues and subscriptions from now on, connections already open keep theirs. */
-void rt_server_set_limits(struct rt_server *server, size_t max_queue, unsigned int max_clients,
-			  unsigned int max_events);
+void rt_server_set_limits(struct rt_server *server, const struct rt_server_limits *limits);
 /*
  * Reads the clients file again (a reload): connections of names no longer
  * listed, or listed with other globs, end with an Error saying so.

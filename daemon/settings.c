@@ -32,6 +32,10 @@ static void usage(FILE *f)
 	      "      --max-queue-kb=KB   per-subscriber queue before records drop (default 4096)\n"
 	      "      --max-clients=N     subscribers at once (default 64)\n"
 	      "      --max-events=N      events one subscription may select (default 1024)\n"
+	      "      --max-clients-per-peer=N  subscribers of one uid or certificate\n"
+	      "                          (default 0: half of --max-clients)\n"
+	      "      --max-pending-per-peer=N  connections of one peer before their Hello\n"
+	      "                          (default 8)\n"
 	      "      --status-sec=SEC    period of the STATUS= line systemd shows (default 5, 0: off)\n"
 	      "      --nats-url=URL      also publish to NATS JetStream (see ringtapd.conf(5))\n"
 	      "      --nats-events=LIST  system:event globs published (default: --events)\n"
@@ -113,6 +117,8 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "max-queue-kb", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-clients", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-events", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-clients-per-peer", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "max-pending-per-peer", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "drain-ms", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-latency-ms", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "wake-percent", required_argument, NULL, OPT_CONFIG_KEY },
@@ -238,6 +244,15 @@ int ringtapd_load_config(struct ringtapd *d, struct rt_config *cfg)
 	return rt_config_merge(cfg, &d->cli);
 }
 
+void ringtapd_server_limits(const struct rt_config *cfg, struct rt_server_limits *l)
+{
+	l->max_queue = cfg->num[RT_CONF_MAX_QUEUE_KB] << 10;
+	l->max_clients = (unsigned int)cfg->num[RT_CONF_MAX_CLIENTS];
+	l->max_events = (unsigned int)cfg->num[RT_CONF_MAX_EVENTS];
+	l->max_clients_per_peer = (unsigned int)cfg->num[RT_CONF_MAX_CLIENTS_PER_PEER];
+	l->max_pending_per_peer = (unsigned int)cfg->num[RT_CONF_MAX_PENDING_PER_PEER];
+}
+
 int ringtapd_apply_settings(struct ringtapd *d)
 {
 	struct rt_config *cfg = &d->cfg;
@@ -245,9 +260,7 @@ int ringtapd_apply_settings(struct ringtapd *d)
 
 	d->server_opts.socket_path = cfg->str[RT_CONF_SOCKET] ?: "/run/ringtap/ringtapd.sock";
 	d->server_opts.group = cfg->str[RT_CONF_GROUP] ?: "ringtap";
-	d->server_opts.max_queue = cfg->num[RT_CONF_MAX_QUEUE_KB] << 10;
-	d->server_opts.max_clients = (unsigned int)cfg->num[RT_CONF_MAX_CLIENTS];
-	d->server_opts.max_events = (unsigned int)cfg->num[RT_CONF_MAX_EVENTS];
+	ringtapd_server_limits(cfg, &d->server_opts.limits);
 	d->server_opts.tcp_listen = rt_config_str(cfg, RT_CONF_LISTEN_TCP);
 	d->server_opts.tls_cert = rt_config_str(cfg, RT_CONF_TLS_CERT);
 	d->server_opts.tls_key = rt_config_str(cfg, RT_CONF_TLS_KEY);
