@@ -5,6 +5,7 @@
  * queue written as the socket takes it.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,12 @@ void conn_free(struct rt_conn *c)
 	free_selection(c);
 	free(c);
 	selection_changed(srv);
+	/*
+	 * The last one gone: give back what the busiest moment took (full
+	 * queues of slow readers), or an idle daemon keeps its peak for good.
+	 */
+	if (!srv->conns)
+		malloc_trim(0);
 }
 
 void conn_close(struct rt_conn *c, const char *why)
