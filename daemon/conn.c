@@ -128,6 +128,63 @@ static char *kernel_filter(struct rt_server *srv, size_t i, unsigned int id)
 	}
 }
 
+static int compare_pids(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The pids the kernel may restrict the whole instance to: the union of every
+ * subscriber's pids, when every subscriber selects pids (a RAW one takes
+ * pages whole) and no event is the settings' own (NATS publishes every
+ * pid). NULL: every pid. As with filters, each subscriber's own selection
+ * still applies exactly in user space.
+ */
+static char *kernel_pids(struct rt_server *srv)
+{
+	_cleanup_free_ int32_t *all = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t n = 0, len = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < srv->session->n_events; i++)
+		if (srv->session->pinned[i])
+			return NULL;
+	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
+		int32_t *more;
+
+		if (c->state != CONN_STREAMING)
+			continue;
+		if (!c->sub.n_pids || c->encoding == RINGTAP__ENCODING__RAW)
+			return NULL;
+		more = realloc(all, (n + c->sub.n_pids) * sizeof(*all));
+		if (!more)
+			return NULL;
+		all = more;
+		memcpy(all + n, c->sub.pids, c->sub.n_pids * sizeof(*all));
+		n += c->sub.n_pids;
+	}
+	if (!n)
+		return NULL;
+	qsort(all, n, sizeof(*all), compare_pids);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!i || all[i] != all[i - 1])
+			fprintf(f, "%s%d", i ? " " : "", (int)all[i]);
+	if (fclose(f))
+		return NULL;
+	{
+		char *out = text;
+
+		text = NULL;
+		return out;
+	}
+}
+
 /*
  * After a subscription came, changed or went: events no connection selects
  * any more are switched off (those the settings enabled stay on), and each
@@ -169,6 +226,16 @@ static void selection_changed(struct rt_server *srv)
 			       ev->system, ev->name);
 		/* Gone from the list: the same index is the next event. */
 		i += ret <= 0;
+	}
+	if (!srv->stopping) {
+		_cleanup_free_ char *pids = kernel_pids(srv);
+		int ret = rt_session_set_pids(s, pids);
+
+		if (ret < 0)
+			rt_log(LOG_NOTICE, "the kernel refused the pid list '%s' (%s); the subscribers' "
+			       "pids apply in ringtapd alone", pids, strerror(-ret));
+		else if (ret)
+			rt_log(LOG_INFO, "kernel pid filter: %s", pids ?: "none");
 	}
 }
 

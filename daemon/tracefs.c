@@ -376,6 +376,28 @@ int rt_session_set_filter(struct rt_session *s, size_t i, const char *filter)
 	return ret ? ret : 1;
 }
 
+int rt_session_set_pids(struct rt_session *s, const char *pids)
+{
+	char *copy = NULL;
+	int ret = 0;
+
+	if (s->read_only || (!pids == !s->kpids && (!pids || !strcmp(pids, s->kpids))))
+		return 0;
+	if (pids && !(copy = strdup(pids)))
+		return -ENOMEM;
+	/* Opened for writing with O_TRUNC, the list is emptied first: a write replaces it. */
+	if (pids ? tracefs_instance_file_write(s->instance, "set_event_pid", pids) < 0 :
+		   tracefs_instance_file_clear(s->instance, "set_event_pid") < 0) {
+		ret = errno ? -errno : -EIO;
+		(void)tracefs_instance_file_clear(s->instance, "set_event_pid");
+		free(copy);
+		copy = NULL;
+	}
+	free(s->kpids);
+	s->kpids = copy;
+	return ret ? ret : 1;
+}
+
 bool rt_session_filtered(const struct rt_session *s, size_t i)
 {
 	return s->kfilter[i] && !s->kfilter_refused[i];
@@ -419,6 +441,7 @@ int rt_session_close(struct rt_session *s)
 		free(s->kfilter[i]);
 	free(s->kfilter);
 	free(s->kfilter_refused);
+	free(s->kpids);
 	rt_catalogue_release(&s->catalogue);
 	free(s->clock);
 	free(s->tracing_dir);

@@ -44,6 +44,7 @@ struct rt_session {
 	char **kfilter;
 	bool *kfilter_refused;
 	size_t n_events;
+	char *kpids;			/* set_event_pid as last written; NULL: every pid */
 	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
 	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */
 	bool catalogue_read;
@@ -78,6 +79,12 @@ int rt_session_disable(struct rt_session *session, size_t i);
  * refused it (then the event has none).
  */
 int rt_session_set_filter(struct rt_session *session, size_t i, const char *filter);
+/*
+ * Writes the instance's set_event_pid (pids "1 42 ...", NULL: every pid)
+ * when it differs from the list in force: 1 when written, 0 when unchanged,
+ * -errno when the kernel refused it (then every pid is written).
+ */
+int rt_session_set_pids(struct rt_session *session, const char *pids);
 /* Whether the kernel filters events[i]. */
 bool rt_session_filtered(const struct rt_session *session, size_t i);
 /* Removes an instance ringtapd made: -errno when the kernel kept it. */

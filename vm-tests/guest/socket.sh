@@ -123,3 +123,37 @@ kill -INT $f $g
 wait $f $g || true
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(tail -n 5 /tmp/d3.err)"
+
+# --- a subscriber's pids in the kernel -------------------------------------------
+# When every subscriber selects pids, the union goes to the instance's
+# set_event_pid: another process's events are not even written. Two shells
+# fork the same number of times; only one of them is subscribed to.
+ringtapd -s $sock 2> /tmp/d4.err &
+daemon=$!
+wait_lines /tmp/d4.err "listening on $sock"
+forks() { sh -c "sleep 3; for i in 1 2 3 4 5 6 7 8 9 10; do ringtapd --version > /dev/null 2>&1; done" & }
+forks; a=$!
+forks; b=$!
+ringtap stream -s $sock -e sched:sched_process_fork --pids $a --no-time > /tmp/p.out 2> /tmp/p.err &
+p=$!
+wait_lines /tmp/d4.err subscribed 1 20
+wait_lines /tmp/d4.err "kernel pid filter: $a" 1 20
+expect_eq "set_event_pid" "$(cat $T/instances/ringtap/set_event_pid)" $a
+before=$(kept)
+wait $a $b
+sleep 1
+kept_now=$(( $(kept) - before ))
+kill -INT $p
+wait_or_dump $p 30 || true
+expect_eq "fork records of the subscribed shell" "$(grep -c "pid=$a " /tmp/p.out)" 10
+expect_eq "fork records the kernel wrote (the other shell's 10 not)" $kept_now 10
+ringtap stream -s $sock -e sched:sched_process_fork --no-time > /dev/null 2>&1 &
+p=$!
+# Subscribed, not only filtered: SIGINT before ringtap took it over would be ignored (a background job).
+wait_lines /tmp/d4.err subscribed 2 20
+wait_lines /tmp/d4.err "kernel pid filter: none" 1 20
+expect_eq "set_event_pid with a subscriber of every pid" "$(cat $T/instances/ringtap/set_event_pid)" ""
+kill -INT $p
+wait_or_dump $p 30 || true
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(tail -n 5 /tmp/d4.err)"
