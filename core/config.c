@@ -25,6 +25,7 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_EVENTS] = { "events", true, true, NULL },
 	[RT_CONF_INSTANCE] = { "instance", true, false, "ringtap" },
 	[RT_CONF_TRACE_SELF] = { "trace_self", false, false, NULL, 0, 0, 1 },
+	[RT_CONF_KERNEL_SELECTION] = { "kernel_selection", false, false, NULL, 1, 0, 1 },
 	[RT_CONF_CLOCK] = { "clock", true, false, NULL },
 	[RT_CONF_BUFFER_KB] = { "buffer_kb", false, true, NULL, 0, 0, 1UL << 22 },
 	[RT_CONF_MAX_QUEUE_KB] = { "max_queue_kb", false, true, NULL, 4096, 64, 1UL << 20 },

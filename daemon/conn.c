@@ -202,7 +202,8 @@ static void selection_changed(struct rt_server *srv)
 		for (const struct rt_conn *c = srv->conns; ev && c && !wanted; c = c->next)
 			wanted = rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id);
 		if (ev && wanted) {
-			_cleanup_free_ char *filter = kernel_filter(srv, i, (unsigned int)ev->id);
+			_cleanup_free_ char *filter = srv->user_space_selection ? NULL :
+							kernel_filter(srv, i, (unsigned int)ev->id);
 
 			ret = rt_session_set_filter(s, i, filter);
 			if (ret < 0)
@@ -228,7 +229,7 @@ static void selection_changed(struct rt_server *srv)
 		i += ret <= 0;
 	}
 	if (!srv->stopping) {
-		_cleanup_free_ char *pids = kernel_pids(srv);
+		_cleanup_free_ char *pids = srv->user_space_selection ? NULL : kernel_pids(srv);
 		int ret = rt_session_set_pids(s, pids);
 
 		if (ret < 0)

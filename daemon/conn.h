@@ -109,6 +109,7 @@ struct rt_server {
 	struct rt_tls *tls;		/* NULL: plain TCP (tcp_insecure) */
 	bool warned_tcp_flood;
 	bool warned_flood;		/* "turning connections away" logged for this flood */
+	bool user_space_selection;	/* kernel_selection = 0: no kernel filters or pid lists */
 	struct rt_acl *acl;
 	char *clients_path;		/* the clients file, read again on reload */
 	sd_event_source *heartbeat;

@@ -80,6 +80,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->session = session;
 	srv->layout = layout;
 	srv->limits = o->limits;
+	srv->user_space_selection = o->user_space_selection;
 	srv->trace_clockid = trace_clockid(session->clock);
 	rt_host_id_read(&srv->id, session);
 	ret = listener_open(srv, o);

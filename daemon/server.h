@@ -45,6 +45,7 @@ struct rt_server_opts {
 	const char *tls_ca;		/* client certificates must be signed by it */
 	const char *tls_clients;	/* common name -> event globs (acl.h) */
 	bool tcp_insecure;		/* plain TCP, no authentication: logs a warning */
+	bool user_space_selection;	/* no kernel filters or pid lists (kernel_selection = 0) */
 };
 
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,

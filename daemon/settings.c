@@ -48,6 +48,8 @@ static void usage(FILE *f)
 	      "                          start (default with --stdout: ringtap_test:*)\n"
 	      "  -i, --instance=NAME     tracefs instance name (default ringtap)\n"
 	      "      --trace-self=0|1    1: trace ringtapd's own threads too (default 0)\n"
+	      "      --kernel-selection=0|1  0: subscribers' filters and pids in ringtapd only,\n"
+	      "                          not in the kernel too (default 1)\n"
 	      "  -b, --buffer-kb=KB      per-CPU ring buffer size\n"
 	      "  -C, --clock=NAME        trace clock (default: the kernel's)\n"
 	      "  -t, --tracing-dir=DIR   read a tracefs tree at DIR as it is (e.g. a captured\n"
@@ -113,6 +115,7 @@ int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv)
 		{ "instance", required_argument, NULL, 'i' },
 		{ "buffer-kb", required_argument, NULL, 'b' },
 		{ "trace-self", required_argument, NULL, OPT_CONFIG_KEY },
+		{ "kernel-selection", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "max-queue-kb", required_argument, NULL, OPT_CONFIG_KEY },
 		{ "max-clients", required_argument, NULL, OPT_CONFIG_KEY },
@@ -267,6 +270,7 @@ int ringtapd_apply_settings(struct ringtapd *d)
 	d->server_opts.tls_ca = rt_config_str(cfg, RT_CONF_TLS_CA);
 	d->server_opts.tls_clients = rt_config_str(cfg, RT_CONF_TLS_CLIENTS);
 	d->server_opts.tcp_insecure = cfg->num[RT_CONF_TCP_INSECURE];
+	d->server_opts.user_space_selection = !cfg->num[RT_CONF_KERNEL_SELECTION];
 	/* A captured tree is read as it is, unless the command line names an instance. */
 	if (!d->opts.tracing_dir)
 		d->opts.instance_name = cfg->str[RT_CONF_INSTANCE] ?: "ringtap";
