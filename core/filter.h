@@ -1,36 +1,62 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * filter: checks a subscription's filter before libtraceevent parses it.
+ * filter: the kernel's event filter language, parsed and evaluated here
+ * exactly as Debian 6.1's kernel/trace/trace_events_filter.c does.
  *
- * libtraceevent 1.7.1's filter parser crashes on some malformed input (a
- * comparison missing its value, found here) and turns an unknown field into
- * a silent FALSE. A filter from a client is untrusted: it must be proven
- * well-formed, with fields the event has, before tep sees it. The accepted
- * language is this subset of the kernel's filter syntax:
+ * A subscriber's filter may also be written into the kernel's filter files
+ * (conn.c). Both must keep the same records, or a subscriber's records would
+ * depend on who else is subscribed; so this module follows the kernel rule
+ * for rule, quirks included, rather than libtraceevent's different dialect:
  *
  *   expr  := and ("||" and)*
  *   and   := unary ("&&" unary)*
- *   unary := "(" expr ")" | FIELD OP VALUE
- *   OP    := "==" | "!=" | "<" | "<=" | ">" | ">=" | "&"
- *   VALUE := integer (decimal or 0x hex) | "double-quoted string"
+ *   unary := "!" unary | "(" expr ")" | FIELD OP VALUE
+ *   OP    := "~" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "&"
+ *   VALUE := number | 'string' | "string"
  *
- * "!" and negative numbers are left out: tep 1.7.1 leaks memory parsing them;
- * only printable ASCII (no tab) is accepted: its tokenizer crashes on other
- * bytes and leaks on a tab in a string; ',' and ':' are refused, as tep
- * splits its "event,event:filter" argument on them even inside a string,
- * and '\\', on which it crashes. At most 512 characters.
+ * - FIELD is looked up as the kernel does: the event's own fields, then CPU,
+ *   cpu and common_cpu (the CPU that wrote the record), then the common
+ *   fields. COMM/comm (the running task's name) and char pointers are
+ *   refused: a record does not carry them.
+ * - A number is read like kstrtoull/kstrtoll with base 0 (0x hex, a leading
+ *   0 for octal); "-" only for signed fields. It is cut to the field's size;
+ *   == and != compare the bits, the others by the field's signedness, and
+ *   "&" holds when any bit is set. A number field must be 1, 2, 4 or 8 bytes.
+ * - Strings (char arrays, __data_loc and __rel_loc char[]) take ==, != and
+ *   ~. "~" takes a glob (* ? [...] \), "!" at its start inverts it, and the
+ *   kernel's shortcuts for a leading and/or trailing "*" are kept, with
+ *   their edge cases (a leading "*" compares the end of a char array
+ *   without its last byte).
  *
- * FIELD is one of the event's fields or common fields (COMM and CPU, which
- * tep also knows, are not accepted). A string field takes == or != and a
- * quoted string; any other field takes a number. At most 64 comparisons, 16 levels deep.
- * Pure.
+ * ringtapd's own limits: 512 characters, 64 comparisons, 16 levels of
+ * nesting. Pure: no I/O, no logging; every read of a record is bounded.
  */
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "why.h"
 
 struct tep_event;
+struct rt_filter;
 
-/* 0, or -EINVAL with the reason. */
-int rt_filter_check(const char *expr, const struct tep_event *event, struct rt_why *why);
+/*
+ * One filter for several events: each event must have the fields it names.
+ * 0 and *out, or -EINVAL with the reason (naming the event), or -ENOMEM.
+ */
+int rt_filter_compile(const char *expr, struct tep_event *const *events, size_t n_events,
+		      struct rt_filter **out, struct rt_why *why);
+
+/*
+ * Whether the record (event id @type, its bytes from the common header on,
+ * written on @cpu) passes. An event the filter was not compiled for passes:
+ * the subscription's event selection is checked elsewhere.
+ */
+bool rt_filter_match(const struct rt_filter *filter, unsigned int type, const uint8_t *data,
+		     size_t len, unsigned int cpu);
+
+void rt_filter_free(struct rt_filter *filter);
+
+/* rt_filter_compile() for one event, for checking a filter's text. */
+int rt_filter_check(const char *expr, struct tep_event *event, struct rt_why *why);

@@ -140,44 +140,13 @@ void rt_selection_release(struct rt_selection *sel)
 	sel->n = 0;
 }
 
-int rt_select_filter(const struct rt_layout *layout, const char *expr,
-		     struct tep_event *const *events, size_t n_events,
-		     struct tep_event_filter **out, struct rt_why *why)
+int rt_select_filter(const char *expr, struct tep_event *const *events, size_t n_events,
+		     struct rt_filter **out, struct rt_why *why)
 {
-	struct tep_event_filter *filter;
-
 	*out = NULL;
 	if (!expr || !*expr)
 		return 0;
-	filter = tep_filter_alloc(layout->tep);
-	if (!filter)
-		return -ENOMEM;
-	for (size_t i = 0; i < n_events; i++) {
-		struct tep_event *ev = events[i];
-		_cleanup_free_ char *one = NULL;
-		enum tep_errno err;
-		int ret;
-
-		/* Proven well-formed first: tep's parser crashes on some malformed filters. */
-		ret = rt_filter_check(expr, ev, why);
-		if (!ret && asprintf(&one, "%s/%s:%s", ev->system, ev->name, expr) < 0)
-			ret = -ENOMEM;
-		if (ret) {
-			tep_filter_free(filter);
-			return ret;
-		}
-		err = tep_filter_add_filter_str(filter, one);
-		if (err) {
-			char msg[160];
-
-			tep_filter_strerror(filter, err, msg, sizeof(msg));
-			tep_filter_free(filter);
-			return rt_why_set(why, -EINVAL, "filter '%s' on %s:%s: %s", expr, ev->system,
-					  ev->name, msg);
-		}
-	}
-	*out = filter;
-	return 0;
+	return rt_filter_compile(expr, events, n_events, out, why);
 }
 
 int rt_select_fields(char *const *fields, size_t n_fields, struct tep_event *const *events,

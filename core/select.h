@@ -20,7 +20,7 @@
 
 struct rt_layout;
 struct tep_event;
-struct tep_event_filter;
+struct rt_filter;
 
 /* An event the kernel offers, as events/<system>/<name> names it. */
 struct rt_event_name {
@@ -59,13 +59,12 @@ int rt_select_events(const struct rt_catalogue *catalogue, const char *const *gl
 void rt_selection_release(struct rt_selection *selection);
 
 /*
- * The filter expression (the kernel's filter syntax) for every event given,
+ * The filter expression (the kernel's filter language, filter.h) for every event given,
  * each of which must have the fields it names. *out NULL for no filter
  * (expr NULL or empty). -EINVAL with why.
  */
-int rt_select_filter(const struct rt_layout *layout, const char *expr,
-		     struct tep_event *const *events, size_t n_events,
-		     struct tep_event_filter **out, struct rt_why *why);
+int rt_select_filter(const char *expr, struct tep_event *const *events, size_t n_events,
+		     struct rt_filter **out, struct rt_why *why);
 
 /*
  * A projection: each field named must exist in one of the events, or the

@@ -20,6 +20,7 @@
 #include "layout.h"
 #include "legacy.h"
 #include "log.h"
+#include "filter.h"
 #include "select.h"
 #include "server.h"
 #include "tls.h"
@@ -37,8 +38,7 @@ static void free_selection(struct rt_conn *c)
 	fanout_release_encoding(c);
 	rt_strv_free(c->only);
 	c->only = NULL;
-	if (c->filter)
-		tep_filter_free(c->filter);
+	rt_filter_free(c->filter);
 	c->filter = NULL;
 	free(c->filter_text);
 	c->filter_text = NULL;
@@ -425,7 +425,7 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 			ret = rt_subscriber_select_event(&c->sub, (unsigned int)events[i]->id);
 	}
 	if (ret >= 0)
-		ret = rt_select_filter(srv->layout, sub->filter, events, sel.n, &c->filter, why);
+		ret = rt_select_filter(sub->filter, events, sel.n, &c->filter, why);
 	if (!ret && c->filter && !(c->filter_text = strdup(sub->filter)))
 		ret = -ENOMEM;
 	if (!ret && c->encoding == RINGTAP__ENCODING__DECODED)

@@ -34,7 +34,7 @@ struct rt_session;
 struct rt_tls;
 struct rt_tls_conn;
 struct tep_event;
-struct tep_event_filter;
+struct rt_filter;
 
 /* A client says little: Hello, Update, Bye. Anything bigger is not one. */
 #define CLIENT_MAX_FRAME (64u << 10)
@@ -79,7 +79,7 @@ struct rt_conn {
 	bool common;
 	Ringtap__Encoding encoding;
 	const struct rt_legacy_layout *legacy;	/* with FIXED */
-	struct tep_event_filter *filter;	/* NULL: every record of the selection */
+	struct rt_filter *filter;	/* NULL: every record of the selection */
 	char *filter_text;		/* its text, for the kernel's filter files */
 	char **only;			/* projection, NULL-terminated; NULL: every field */
 	struct conn_encoding *way;	/* DECODED: how its records are encoded */

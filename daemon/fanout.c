@@ -13,6 +13,7 @@
 #include <event-parse.h>
 
 #include "conn.h"
+#include "filter.h"
 #include "layout.h"
 #include "legacy.h"
 #include "log.h"
@@ -105,14 +106,7 @@ static struct rt_buf *packed_for(struct rt_server *srv, struct rt_conn *c,
 
 static bool filter_passes(const struct rt_conn *c, const struct rt_record *rec)
 {
-	struct tep_record r = {
-		.ts = rec->timestamp,
-		.size = (int)rec->size,
-		.cpu = (int)rec->cpu,
-		.data = (void *)rec->data,
-	};
-
-	return !c->filter || tep_filter_match(c->filter, &r) == TEP_ERRNO__FILTER_MATCH;
+	return !c->filter || rt_filter_match(c->filter, rec->type, rec->data, rec->size, rec->cpu);
 }
 
 void rt_server_record(struct rt_server *srv, const struct rt_record *rec)

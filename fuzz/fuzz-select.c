@@ -9,6 +9,7 @@
 
 #include "fixture-layout.h"
 #include "ringtap.pb-c.h"
+#include "filter.h"
 #include "select.h"
 
 static const char *const catalogue_names[][2] = {
@@ -33,7 +34,7 @@ static void serve(const Ringtap__Subscription *sub, const char *const *allowed,
 	const struct rt_catalogue *cat = catalogue();
 	struct rt_layout *l = fixture_layout();
 	struct tep_event *events[sizeof(catalogue_names) / sizeof(catalogue_names[0])];
-	struct tep_event_filter *filter = NULL;
+	struct rt_filter *filter = NULL;
 	struct rt_selection sel;
 	struct rt_why why;
 	char **only = NULL;
@@ -49,8 +50,8 @@ static void serve(const Ringtap__Subscription *sub, const char *const *allowed,
 		if (ev)
 			events[n++] = ev;
 	}
-	if (!rt_select_filter(l, sub->filter, events, n, &filter, &why) && filter)
-		tep_filter_free(filter);
+	if (!rt_select_filter(sub->filter, events, n, &filter, &why))
+		rt_filter_free(filter);
 	if (!rt_select_fields(sub->fields, sub->n_fields, events, n, &only, &why))
 		for (char **p = only; p && *p; p++)
 			free(*p);
