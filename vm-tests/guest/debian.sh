@@ -84,3 +84,43 @@ expect_eq "system calls of ringtapd's own threads ($tasks) in the trace" \
 	"$(grep -c 'syscalls:\|raw_syscalls:' /tmp/own.txt)" 0
 [ $((own * 100)) -le "$records" ] || fail "ringtapd is $own of $records records: more than 1 %"
 pass "ringtapd's own records at most 1 % (context switches and the wakeups it causes)"
+
+# --- A captured buffer against the kernel's own text --------------------------
+# Every event on in an instance of its own, a short workload, tracing off; then
+# the kernel's text of the buffer (read first: reading it consumes nothing),
+# the raw pages and every format, exported for debian.host, which decodes the
+# pages with ringtap's decoder and compares each record with its text.
+cap=$T/instances/capture
+out=/tmp/out/capture
+mkdir $cap || fail "instance capture"
+echo 0 > $cap/tracing_on
+echo 256 > $cap/buffer_size_kb
+echo 1 > $cap/events/enable || fail "every event on in the capture"
+echo 1 > $cap/tracing_on
+for i in 1 2 3; do
+	ls -R /sys/kernel/tracing/events > /dev/null 2>&1
+	echo "capture marker $i" > $cap/trace_marker
+	dd if=/dev/zero of=/tmp/zero bs=4k count=16 2> /dev/null
+done
+echo 0 > $cap/tracing_on
+mkdir -p $out/events
+cat $cap/trace > $out/trace.txt
+cp $T/events/header_page $T/events/header_event $out/events/
+for f in $T/events/*/*/format; do
+	ev=${f#$T/events/}
+	ev=${ev%/format}
+	mkdir -p $out/events/$ev
+	cat $f > $out/events/$ev/format
+	# libtracefs lists a system only when it looks like one.
+	: > $out/events/${ev%/*}/enable
+	: > $out/events/$ev/enable
+done
+for cpu in 0 1; do
+	mkdir -p $out/per_cpu/cpu$cpu
+	cat $cap/per_cpu/cpu$cpu/stats > $out/per_cpu/cpu$cpu/stats
+	rt-guest-rawdump $cap/per_cpu/cpu$cpu/trace_pipe_raw \
+		$out/per_cpu/cpu$cpu/trace_pipe_raw || fail "rawdump cpu$cpu"
+done
+rmdir $cap
+pass "captured $(grep -vc '^#' $out/trace.txt) lines of the kernel's text, $(du -sk $out | cut -f1) KiB"
+export_dir /tmp/out

@@ -14,12 +14,13 @@ expect_eq() {
 }
 
 # Sends a directory to the host over the second serial port, as a base64
-# tar between markers (the host's run-vm unpacks it into OUT/export/).
+# gzipped tar between markers (the host's run-vm unpacks it into
+# OUT/export/). Compressed: a tree of formats is mostly tar's headers.
 export_dir() {
 	stty -F /dev/ttyS1 raw -echo 2>/dev/null
 	{
 		echo "RINGTAP-EXPORT-BEGIN"
-		tar -C "$1" -cf - . | base64
+		tar -C "$1" -cf - . | gzip -c | base64
 		echo "RINGTAP-EXPORT-END"
 	} > /dev/ttyS1
 }
