@@ -174,8 +174,8 @@ static int start_tracing(struct ringtapd *d)
 			rt_log(LOG_WARNING, "dropping capabilities: %s; running with what we have",
 			       strerror(-ret));
 	}
-	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs", d->session->n_events,
-	       d->session->ncpus);
+	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs (%u tracefs write(s) switched them on)",
+	       d->session->n_events, d->session->ncpus, d->session->enable_writes);
 	sd_notify(0, "READY=1");
 	return 0;
 }

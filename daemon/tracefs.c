@@ -49,9 +49,9 @@ static bool has_event(const struct rt_session *s, const char *sys, const char *e
 	return find_event(s, sys, ev) >= 0;
 }
 
-/* Reads the format, teaches it to the layout, then switches the event on. */
-static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys, const char *ev,
-		      struct rt_why *why)
+/* Reads the format and teaches it to the layout; switch_on() then switches it on. */
+static int learn_one(struct rt_session *s, struct rt_layout *l, const char *sys, const char *ev,
+		     struct rt_why *why)
 {
 	_cleanup_free_ char *fmt = NULL, *name = NULL;
 	char **nl, **kfilter;
@@ -66,16 +66,6 @@ static int enable_one(struct rt_session *s, struct rt_layout *l, const char *sys
 	ret = rt_layout_add_event(l, sys, fmt, len, NULL);
 	if (ret)
 		return rt_why_set(why, ret, "parsing the format of %s", name);
-	/*
-	 * The event's own enable file: tracefs_event_enable() would match
-	 * regexes against every system and event each time (with '*:*' on
-	 * Debian's kernel, 1,336 scans of 1,336 directories). Events without
-	 * an enable file (ftrace:print and the other ftrace ones) are written
-	 * whenever their source is used: there is nothing to switch on.
-	 */
-	if (!s->read_only && tracefs_event_file_exists(s->instance, sys, ev, "enable") &&
-	    tracefs_event_file_write(s->instance, sys, ev, "enable", "1") < 0)
-		return rt_why_set(why, errno ? -errno : -EIO, "enabling %s", name);
 	nl = realloc(s->events, (s->n_events + 2) * sizeof(*nl));
 	if (!nl)
 		return -ENOMEM;
@@ -142,23 +132,167 @@ const struct rt_catalogue *rt_session_catalogue(struct rt_session *s, bool rerea
 	return &s->catalogue;
 }
 
+static int by_index(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether catalogue event @i of a system is on once @added (sorted) is. */
+static bool on_after(const struct rt_session *s, size_t i, const size_t *added, size_t n)
+{
+	const struct rt_event_name *e = &s->catalogue.events[i];
+
+	return bsearch(&i, added, n, sizeof(*added), by_index) || has_event(s, e->system, e->name);
+}
+
+/* The events of the list that have an enable file, or all of them one by one. */
+static int switch_on_each(struct rt_session *s, const size_t *added, size_t n, bool one_by_one,
+			  FILE *set_event, struct rt_why *why)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct rt_event_name *e = &s->catalogue.events[added[i]];
+
+		/* ftrace:print and its kin have no enable file: their source writes them. */
+		if (!tracefs_event_file_exists(s->instance, e->system, e->name, "enable"))
+			continue;
+		if (!one_by_one) {
+			fprintf(set_event, "%s:%s\n", e->system, e->name);
+			continue;
+		}
+		s->enable_writes++;
+		if (tracefs_event_file_write(s->instance, e->system, e->name, "enable", "1") < 0)
+			return rt_why_set(why, errno ? -errno : -EIO, "enabling %s:%s", e->system,
+					  e->name);
+	}
+	return 0;
+}
+
+/*
+ * Names to set_event in one open. The kernel takes one name per write() and
+ * answers the rest with a short count, so the rest is written again; opened
+ * to append, as truncating set_event switches every event off first.
+ */
+static int append_set_event(struct rt_session *s, const char *list, size_t len)
+{
+	_cleanup_free_ char *path = tracefs_instance_get_file(s->instance, "set_event");
+	int fd, ret = 0;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len && !ret) {
+		ssize_t n = write(fd, list, len);
+
+		s->enable_writes++;
+		if (n <= 0)
+			ret = n < 0 ? -errno : -EIO;
+		else
+			list += n, len -= (size_t)n;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * Switches on @added (catalogue indices, sorted) with as few writes as the
+ * kernel allows: every event through the instance's events/enable, a system
+ * whose every event is then on through its own enable file, the rest
+ * through set_event, opened once. Writing each event's enable file instead
+ * cost 1,336 opens and writes for '*:*' on Debian's kernel, and
+ * tracefs_event_enable() a regex scan of every event for each.
+ */
+static int switch_on(struct rt_session *s, const size_t *added, size_t n, struct rt_why *why)
+{
+	const struct rt_catalogue *cat = &s->catalogue;
+	_cleanup_free_ size_t *rest = calloc(n + 1, sizeof(*rest));
+	_cleanup_free_ char *list = NULL;
+	size_t n_rest = 0, list_len = 0;
+	FILE *set_event;
+	int ret = 0;
+
+	if (!rest)
+		return -ENOMEM;
+	/* Every event of the tree ('*:*'): the instance's own events/enable, one write. */
+	for (size_t j = 0; j < cat->n && ret == 0; j++)
+		ret = !on_after(s, j, added, n);
+	if (!ret && tracefs_file_exists(s->instance, "events/enable")) {
+		s->enable_writes++;
+		if (tracefs_instance_file_write(s->instance, "events/enable", "1") < 0)
+			return rt_why_set(why, errno ? -errno : -EIO, "enabling every event");
+		return 0;
+	}
+	ret = 0;
+	for (size_t i = 0; i < n;) {
+		const char *sys = cat->events[added[i]].system;
+		size_t first = added[i], end = added[i], run = i;
+		bool whole = true;
+		_cleanup_free_ char *file = NULL;
+
+		while (run < n && !strcmp(cat->events[added[run]].system, sys))
+			run++;
+		while (first && !strcmp(cat->events[first - 1].system, sys))
+			first--;
+		while (end < cat->n && !strcmp(cat->events[end].system, sys))
+			end++;
+		for (size_t j = first; j < end && whole; j++)
+			whole = on_after(s, j, added, n);
+		if (asprintf(&file, "events/%s/enable", sys) < 0)
+			return -ENOMEM;
+		if (whole && tracefs_file_exists(s->instance, file)) {
+			s->enable_writes++;
+			if (tracefs_instance_file_write(s->instance, file, "1") < 0)
+				return rt_why_set(why, errno ? -errno : -EIO, "enabling system %s", sys);
+		} else {
+			for (; i < run; i++)
+				rest[n_rest++] = added[i];
+		}
+		i = run;
+	}
+	if (!n_rest)
+		return 0;
+	set_event = open_memstream(&list, &list_len);
+	if (!set_event)
+		return -ENOMEM;
+	ret = switch_on_each(s, rest, n_rest, false, set_event, why);
+	if (fclose(set_event) || ret)
+		return ret ? ret : -ENOMEM;
+	if (!list_len)
+		return 0;
+	if (!append_set_event(s, list, list_len))
+		return 0;
+	/* The kernel stops at the first name it refuses: then each on its own. */
+	return switch_on_each(s, rest, n_rest, true, NULL, why);
+}
+
 int rt_session_enable(struct rt_session *s, struct rt_layout *l, const struct rt_selection *sel,
 		      struct rt_why *why)
 {
-	int added = 0;
+	_cleanup_free_ size_t *added = calloc(sel->n + 1, sizeof(*added));
+	size_t n = 0;
+	int ret;
 
+	if (!added)
+		return -ENOMEM;
+	/* Every format first, so that whole systems can be switched on at once. */
 	for (size_t i = 0; i < sel->n; i++) {
 		const struct rt_event_name *e = &s->catalogue.events[sel->events[i]];
-		int ret;
 
 		if (has_event(s, e->system, e->name))
 			continue;
-		ret = enable_one(s, l, e->system, e->name, why);
+		ret = learn_one(s, l, e->system, e->name, why);
 		if (ret)
 			return ret;
-		added++;
+		added[n++] = sel->events[i];
 	}
-	return added;
+	if (s->read_only || !n)
+		return (int)n;
+	qsort(added, n, sizeof(*added), by_index);
+	ret = switch_on(s, added, n, why);
+	return ret ? ret : (int)n;
 }
 
 int rt_session_enable_globs(struct rt_session *s, struct rt_layout *l,

@@ -44,6 +44,7 @@ struct rt_session {
 	char **kfilter;
 	bool *kfilter_refused;
 	size_t n_events;
+	unsigned int enable_writes;	/* tracefs writes made to switch events on */
 	char *kpids;			/* set_event_pid as last written; NULL: every pid */
 	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
 	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */

@@ -68,14 +68,22 @@ ringtapd -s $sock -e ringtap_test:ringtap_test 2> /tmp/d2.err &
 daemon=$!
 wait_lines /tmp/d2.err "listening on $sock"
 ev=$T/instances/ringtap/events
-ringtap stream -s $sock -e sched:sched_switch --no-time > /tmp/s.out 2> /tmp/s.err &
+# Switched on in bulk: the whole timer system by its own enable file, the two
+# sched events in one write to set_event.
+ringtap stream -s $sock -e 'sched:sched_switch,sched:sched_wakeup,timer:*' --no-time \
+	> /dev/null 2> /tmp/s.err &
 s=$!
 wait_lines /tmp/d2.err subscribed 1
 expect_eq "sched_switch enabled while subscribed" "$(cat $ev/sched/sched_switch/enable)" 1
+expect_eq "sched_wakeup enabled while subscribed" "$(cat $ev/sched/sched_wakeup/enable)" 1
+expect_eq "sched_waking (not asked for)" "$(cat $ev/sched/sched_waking/enable)" 0
+expect_eq "the timer system, every event of it" "$(cat $ev/timer/enable)" 1
 kill -INT $s
 wait $s || true
 wait_lines /tmp/d2.err "sched:sched_switch switched off" 1 20
+wait_lines /tmp/d2.err "timer:hrtimer_start switched off" 1 20
 expect_eq "sched_switch enabled after its subscriber left" "$(cat $ev/sched/sched_switch/enable)" 0
+expect_eq "the timer system after its subscriber left" "$(cat $ev/timer/enable)" 0
 expect_eq "ringtap_test (from the settings) still enabled" \
 	"$(cat $ev/ringtap_test/ringtap_test/enable)" 1
 kill -INT $daemon
