@@ -15,6 +15,7 @@
  * Each step that fails says why in one log line, here or in its module.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <malloc.h>
 #include <signal.h>
@@ -174,8 +175,10 @@ static int start_tracing(struct ringtapd *d)
 			rt_log(LOG_WARNING, "dropping capabilities: %s; running with what we have",
 			       strerror(-ret));
 	}
-	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs (%u tracefs write(s) switched them on)",
-	       d->session->n_events, d->session->ncpus, d->session->enable_writes);
+	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs (formats read in %" PRIu64 " ms; "
+	       "%u tracefs write(s) switched them on in %" PRIu64 " ms)", d->session->n_events,
+	       d->session->ncpus, d->session->learn_ns / 1000000, d->session->enable_writes,
+	       d->session->switch_ns / 1000000);
 	sd_notify(0, "READY=1");
 	return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "select.h"
 #include "why.h"
@@ -45,6 +46,7 @@ struct rt_session {
 	bool *kfilter_refused;
 	size_t n_events;
 	unsigned int enable_writes;	/* tracefs writes made to switch events on */
+	uint64_t learn_ns, switch_ns;	/* time spent reading formats and switching on */
 	char *kpids;			/* set_event_pid as last written; NULL: every pid */
 	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
 	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */

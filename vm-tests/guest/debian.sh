@@ -25,7 +25,8 @@ echo "note: $(uname -r): ready after $ready s with '*:*', $traced of $events eve
 grep -i "warn\|error\|fail" /tmp/d.err | head -5
 expect_eq "events traced" "$traced" "$events"
 # Bulk switching: '*:*' is the instance's events/enable, one write.
-writes=$(sed -n 's/.*(\([0-9]*\) tracefs write(s) switched them on).*/\1/p' /tmp/d.err)
+writes=$(sed -n 's/.* \([0-9]*\) tracefs write(s) switched them on.*/\1/p' /tmp/d.err)
+echo "note: $(sed -n 's/.*(\(formats read in .*\))$/\1/p' /tmp/d.err)"
 systems_on_disk=$(ls -d $T/events/*/ | grep -c .)
 echo "note: $writes tracefs writes switched $traced events of $systems_on_disk systems on"
 expect_eq "tracefs writes to switch every event on" "$writes" 1

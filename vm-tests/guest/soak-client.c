@@ -163,6 +163,9 @@ static void count_record(struct sub *s, unsigned int cpu, uint64_t seq)
 		/* Missing records must have been reported lost before the next one came. */
 		fail(s, "a gap not reported as lost (missing, reported)", cpu, seq - k->last - 1,
 		     k->pending_lost);
+		if (s->bad <= 5)
+			printf("sub %d gap: cpu%u seq %" PRIu64 " after %" PRIu64 " (%s, selection %d)\n",
+			       s->id, cpu, seq, k->last, enc_name(s->enc), (int)s->sel);
 		k->lost_between += k->pending_lost;
 	} else {
 		k->lost_between += k->pending_lost;

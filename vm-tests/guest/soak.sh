@@ -25,6 +25,11 @@ tracefs_state() {
 		echo "$f: $(tr '\n' ' ' < $inst/$f)"
 	done
 }
+# On a failure: what the kernel counted, and what ringtapd did to the instance.
+soak_diagnose() {
+	for c in 0 1; do echo "cpu$c stats: $(tr '\n' ' ' < $inst/per_cpu/cpu$c/stats)"; done
+	grep -v "subscribed\|left\|Hello\|updated" /tmp/d.err | tail -n 30
+}
 # soak SECONDS OUT: one run of rt-guest-soak, the kept subscriber let go at the end.
 soak_start() {
 	rt-guest-soak $sock $1 $transients > $2 2> $2.err &
@@ -37,7 +42,11 @@ soak_end() {
 	# What the source wrote last reaches the kept one within the latency bound.
 	sleep 2
 	kill -USR1 $soak
-	wait_or_dump $soak 120 || { grep FAIL $1 | head -20; fail "rt-guest-soak: $(tail -3 $1)"; }
+	wait_or_dump $soak 120 || {
+		grep "FAIL\| gap: " $1 | head -20
+		soak_diagnose
+		fail "rt-guest-soak: $(tail -3 $1)"
+	}
 }
 
 ringtapd -s $sock --max-clients 64 --max-queue-kb 128 2> /tmp/d.err &
@@ -74,8 +83,9 @@ soak_end /tmp/soak.out $seconds
 t1=$(date +%s)
 cpu0=$(( $(emitted_on cpu0) - cpu0_0 )) cpu1=$(( $(emitted_on cpu1) - cpu1_0 ))
 
-grep FAIL /tmp/soak.out | head -20
+grep "FAIL\| gap: " /tmp/soak.out | head -20
 fails=$(grep -c FAIL /tmp/soak.out)
+[ "$fails" = 0 ] || soak_diagnose
 expect_eq "subscribers with records missing, doubled or unaccounted for" "$fails" 0
 summary=$(grep "transients done" /tmp/soak.out)
 # sub I ENCODING SELECTION SPEED cpuC first F last L delivered D lost-between M lost-outside O ...
