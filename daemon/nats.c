@@ -39,6 +39,9 @@ struct rt_nats {
 	unsigned long max_pending;
 	unsigned int ncpus;
 	unsigned int seen_reconnects;
+	unsigned int seen_resubjects;
+	uint64_t failed_logged;		/* records whose failed publish was logged */
+	time_t failed_logged_at;
 	enum conn_state logged_state;
 
 	/* Shared with the publisher thread and libnats' threads. */
@@ -46,13 +49,23 @@ struct rt_nats {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct rt_pub_msg *head, **tail;	/* to publish, in order */
-	bool stop, connected, need_stream, ready;
+	/*
+	 * Messages no stream took (our subject was gone), in the order sent:
+	 * published again, first, once the stream takes our subject again.
+	 */
+	natsMsg **again;
+	size_t nagain, again_cap;
+	bool stop, connected, need_stream, ready, held;
 	char why[200];			/* the last failure, for the loop to log */
 	_Atomic unsigned long pending;	/* queued or unacknowledged */
 	_Atomic uint64_t acked;
 	_Atomic unsigned int reconnects;
 	_Atomic bool resend;		/* a Welcome or Schema failed: send them again */
 	_Atomic bool restream;		/* ... and make sure the stream takes our subjects */
+	_Atomic bool hold;		/* a message no stream took: stop publishing */
+	_Atomic unsigned int resubjects;	/* times our subject was added back */
+	_Atomic uint64_t published_again;
+	_Atomic uint64_t failed_total;	/* records whose publish failed */
 	_Atomic int state;
 	pthread_t thread;
 	bool have_thread;
@@ -89,8 +102,10 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len)
 	int ret = rt_publisher_parse_failed(data, len, &cpu, &records);
 
 	atomic_fetch_sub(&n->pending, 1);
-	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus)
+	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus) {
 		atomic_fetch_add(&n->cpus[cpu].failed, records);
+		atomic_fetch_add(&n->failed_total, records);
+	}
 	else if (ret == RT_PUB_FAILED_REPORT && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].report_again, records);
 	else if (ret == RT_PUB_FAILED_DESCRIPTION) {
@@ -103,11 +118,44 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len)
 	}
 }
 
+/*
+ * libnats' thread: "no responders" means no stream took the message, so it
+ * is certainly not stored: another daemon's update of a shared stream
+ * replaced our subject. Every later message fails the same way until the
+ * subject is back, so publishing stops, and the messages go again in the
+ * order they were sent. false if it could not be kept.
+ */
+static bool keep_for_again(struct rt_nats *n, natsMsg *msg)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&n->lock);
+	if (n->nagain == n->again_cap) {
+		size_t cap = n->again_cap ? 2 * n->again_cap : 64;
+		natsMsg **again = realloc(n->again, cap * sizeof(*again));
+
+		if (again) {
+			n->again = again;
+			n->again_cap = cap;
+		}
+	}
+	if (n->nagain < n->again_cap) {
+		n->again[n->nagain++] = msg;
+		n->ready = false;
+		atomic_store(&n->hold, true);
+		kept = true;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return kept;
+}
+
 /* libnats' thread: every async publish ends here, acknowledged or not. */
 static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
 	struct rt_nats *n = closure;
 
+	if (pae && pae->Err == NATS_NO_RESPONDERS && keep_for_again(n, msg))
+		return;
 	if (pae) {
 		account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
 		set_why(n, atomic_load(&n->state), "publish to %s: %s", natsMsg_GetSubject(msg),
@@ -226,13 +274,14 @@ static int ensure_stream(struct rt_nats *n)
 	return -EIO;
 }
 
-static void publish_all(struct rt_nats *n, struct rt_pub_msg *m)
+/* What is not published because publishing stopped: to go first next time. */
+static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 {
 	jsPubOptions po;
 
 	jsPubOptions_Init(&po);
 	po.MaxWait = ACK_WAIT_MS;
-	while (m) {
+	while (m && !atomic_load(&n->hold)) {
 		struct rt_pub_msg *next = m->next;
 		natsStatus s = js_PublishAsync(n->js, m->subject, m->data, (int)m->len, &po);
 
@@ -244,6 +293,41 @@ static void publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 		free(m);
 		m = next;
 	}
+	return m;
+}
+
+/*
+ * Publisher thread, the stream taking our subject again: what no stream
+ * took goes first, in the order it was first sent.
+ */
+static void publish_again(struct rt_nats *n)
+{
+	natsMsg **again;
+	size_t count;
+	jsPubOptions po;
+
+	pthread_mutex_lock(&n->lock);
+	again = n->again;
+	count = n->nagain;
+	n->again = NULL;
+	n->nagain = n->again_cap = 0;
+	pthread_mutex_unlock(&n->lock);
+	jsPubOptions_Init(&po);
+	po.MaxWait = ACK_WAIT_MS;
+	for (size_t i = 0; i < count; i++) {
+		natsMsg *msg = again[i];
+		natsStatus s = js_PublishMsgAsync(n->js, &msg, &po);
+
+		if (s != NATS_OK) {
+			account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
+			set_why(n, atomic_load(&n->state), "publish to %s: %s",
+				natsMsg_GetSubject(msg), natsStatus_GetText(s));
+			natsMsg_Destroy(msg);
+		}
+	}
+	free(again);
+	atomic_fetch_add(&n->published_again, count);
+	atomic_fetch_add(&n->resubjects, 1);
 }
 
 static void wait_a_while(struct rt_nats *n, int ms)
@@ -270,8 +354,21 @@ static void *publisher(void *arg)
 
 	pthread_mutex_lock(&n->lock);
 	for (;;) {
-		struct rt_pub_msg *batch;
+		struct rt_pub_msg *batch, *rest;
 
+		if (atomic_load(&n->hold)) {
+			jsPubOptions po;
+
+			/* Every message in flight answered first, so that none overtakes. */
+			pthread_mutex_unlock(&n->lock);
+			jsPubOptions_Init(&po);
+			po.MaxWait = ACK_WAIT_MS;
+			js_PublishAsyncComplete(n->js, &po);
+			pthread_mutex_lock(&n->lock);
+			atomic_store(&n->hold, false);
+			n->held = true;
+			atomic_store(&n->restream, true);
+		}
 		if (atomic_exchange(&n->restream, false)) {
 			n->need_stream = true;
 			n->ready = false;
@@ -293,6 +390,12 @@ static void *publisher(void *arg)
 			}
 			n->ready = true;
 			atomic_store(&n->state, CONN_READY);
+			if (n->held) {
+				n->held = false;
+				pthread_mutex_unlock(&n->lock);
+				publish_again(n);
+				pthread_mutex_lock(&n->lock);
+			}
 			continue;
 		}
 		if (!n->ready || !n->head) {
@@ -305,8 +408,18 @@ static void *publisher(void *arg)
 		n->head = NULL;
 		n->tail = &n->head;
 		pthread_mutex_unlock(&n->lock);
-		publish_all(n, batch);
+		rest = publish_all(n, batch);
 		pthread_mutex_lock(&n->lock);
+		if (rest) {
+			struct rt_pub_msg *last = rest;
+
+			while (last->next)
+				last = last->next;
+			last->next = n->head;
+			if (!n->head)
+				n->tail = &last->next;
+			n->head = rest;
+		}
 	}
 	pthread_mutex_unlock(&n->lock);
 	return NULL;
@@ -469,6 +582,30 @@ static const char *state_text(enum conn_state st)
 	}
 }
 
+/* Failed publishes at most once a minute, each return of our subject once. */
+static void log_news(struct rt_nats *n)
+{
+	unsigned int resubjects = atomic_load(&n->resubjects);
+	uint64_t failed = atomic_load(&n->failed_total);
+	struct timespec now;
+
+	if (resubjects != n->seen_resubjects) {
+		n->seen_resubjects = resubjects;
+		rt_log(LOG_WARNING, "NATS %s: stream %s no longer takes %s (another daemon's "
+		       "update of it?); added again, %" PRIu64 " message(s) published again so "
+		       "far", n->url, n->stream, n->subjects, atomic_load(&n->published_again));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (failed == n->failed_logged || (n->failed_logged_at && now.tv_sec < n->failed_logged_at + 60))
+		return;
+	pthread_mutex_lock(&n->lock);
+	rt_log(LOG_WARNING, "NATS: %" PRIu64 " record(s) failed to publish, reported lost on the "
+	       "stream; the last failure: %s", failed - n->failed_logged, n->why);
+	pthread_mutex_unlock(&n->lock);
+	n->failed_logged = failed;
+	n->failed_logged_at = now.tv_sec;
+}
+
 void rt_nats_poll(struct rt_nats *n)
 {
 	enum conn_state st = (enum conn_state)atomic_load(&n->state);
@@ -480,6 +617,7 @@ void rt_nats_poll(struct rt_nats *n)
 	}
 	refresh(n);
 	rt_publisher_flush(n->pub);
+	log_news(n);
 	if (st == n->logged_state)
 		return;
 	n->logged_state = st;
@@ -533,6 +671,13 @@ void rt_nats_free(struct rt_nats *n)
 		pthread_mutex_unlock(&n->lock);
 		pthread_join(n->thread, NULL);
 	}
+	/* No stream took these and none will now: lost, and counted so. */
+	for (size_t i = 0; i < n->nagain; i++) {
+		account_failure(n, natsMsg_GetData(n->again[i]),
+				(size_t)natsMsg_GetDataLength(n->again[i]));
+		natsMsg_Destroy(n->again[i]);
+	}
+	free(n->again);
 	if (n->nc) {
 		struct rt_nats_stats st;
 
