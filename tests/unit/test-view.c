@@ -195,6 +195,68 @@ static void test_foreign(void)
 	CHECK_EQ(rt_batch_view_open(&b, batch, sizeof(batch) - 2), -EBADMSG);
 }
 
+/* The same record as ringtapd writes it, and with a later version's field at its end. */
+static void test_as_written(void)
+{
+	static const uint8_t record[] = {
+		0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,	/* timestamp 2^35 */
+		0x10, 0x96, 0x01,				/* event_id 150 */
+		0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* pid -1 */
+		0x22, 0x02, 0x10, 0x05,				/* fields: u 5 */
+		0x22, 0x03, 0x10, 0xac, 0x02,			/* u 300 */
+		0x22, 0x05, 0x1a, 0x03, 'a', 'b', 'c',		/* str "abc" */
+		0x22, 0x07, 0x10, 0x01, 0x2a, 0x03, 'f', 'n', '1', /* u 1, symbol "fn1" */
+		0x22, 0x02, 0x08, 0x7f,				/* s 127 */
+		0x2a, 0x02, 0x10, 0x02,				/* common: u 2 */
+		0x2a, 0x02, 0x08, 0x03,				/* s 3 */
+	};
+	uint8_t batch[2 + sizeof(record) + 3 + 2];
+	struct rt_batch_view b;
+	struct rt_record_view view;
+	struct rt_value vals[8];
+
+	for (int later = 0; later < 2; later++) {
+		size_t len = sizeof(record) + (later ? 3 : 0), n = 0;
+
+		batch[n++] = 0x12;
+		batch[n++] = (uint8_t)len;
+		memcpy(batch + n, record, sizeof(record));
+		n += sizeof(record);
+		if (later) {
+			/* field 31, varint 1: the general reader's turn */
+			batch[n++] = 0xf8;
+			batch[n++] = 0x01;
+			batch[n++] = 0x01;
+		}
+		batch[n++] = 0x08;
+		batch[n++] = 0x01;	/* cpu 1 */
+		CHECK_EQ(rt_batch_view_open(&b, batch, n), 0);
+		CHECK_EQ(rt_batch_view_next(&b, &view, vals, 6), -ENOSPC);
+		CHECK_EQ(rt_batch_view_next(&b, &view, vals, 7), 1);
+		CHECK_EQ(view.timestamp, 1ULL << 35);
+		CHECK_EQ(view.event_id, 150);
+		CHECK_EQ(view.pid, -1);
+		CHECK_EQ(view.n_fields, 5);
+		CHECK(view.fields[0].kind == RT_VALUE_UNSIGNED && view.fields[0].u == 5 &&
+		      !view.fields[0].symbol);
+		CHECK(view.fields[1].kind == RT_VALUE_UNSIGNED && view.fields[1].u == 300);
+		CHECK(view.fields[2].kind == RT_VALUE_TEXT && view.fields[2].len == 3 &&
+		      !memcmp(view.fields[2].bytes, "abc", 3) && !view.fields[2].symbol);
+		CHECK(view.fields[3].kind == RT_VALUE_UNSIGNED && view.fields[3].u == 1 &&
+		      view.fields[3].symbol_len == 3 && !memcmp(view.fields[3].symbol, "fn1", 3));
+		CHECK(view.fields[4].kind == RT_VALUE_SIGNED && view.fields[4].s == 127);
+		CHECK_EQ(view.n_common, 2);
+		CHECK(view.common[0].kind == RT_VALUE_UNSIGNED && view.common[0].u == 2);
+		CHECK(view.common[1].kind == RT_VALUE_SIGNED && view.common[1].s == 3);
+		CHECK_EQ(rt_batch_view_next(&b, &view, vals, 7), 0);
+	}
+	/* A Value cut short inside a record as written: malformed, whichever reader. */
+	memcpy(batch, (const uint8_t[]){ 0x12, 12, 0x08, 0x01, 0x10, 0x01, 0x18, 0x01,
+					  0x22, 0x04, 0x10, 0x05, 0x1a, 0x09, 0x08, 0x01 }, 16);
+	CHECK_EQ(rt_batch_view_open(&b, batch, 16), 0);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
@@ -204,5 +266,6 @@ int main(int argc, char **argv)
 	test_fixture(root, "padded", true);
 	test_fixture(root, "rt", true);
 	test_foreign();
+	test_as_written();
 	return check_exit("test-view");
 }
