@@ -402,6 +402,30 @@ static bool starts(const char *p, const char *eol, const char *word)
 }
 
 /*
+ * libtraceevent's tokenizer turns these words into quoted strings wherever
+ * they stand (a workaround for mac80211's formats before Linux 3.4), and its
+ * field parser leaks what it held when it meets one there (fuzz-format).
+ * No kernel since writes them outside a print format.
+ */
+static bool has_rewritten_word(const char *p, const char *eol)
+{
+	static const char *const words[] = { "LOCAL_PR_FMT", "STA_PR_FMT", "VIF_PR_FMT" };
+
+	while (p < eol) {
+		const char *w = p;
+
+		while (p < eol && (isalnum((unsigned char)*p) || *p == '_'))
+			p++;
+		for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++)
+			if ((size_t)(p - w) == strlen(words[i]) && !memcmp(w, words[i], p - w))
+				return true;
+		if (p == w)
+			p++;
+	}
+	return false;
+}
+
+/*
  * A format text must have the kernel's shape before libtraceevent parses it:
  * "name:", "ID:", "format:", field lines that rt_parse_field_line reads with
  * a type as valid_type() allows, blank lines, then "print fmt:"
@@ -426,6 +450,8 @@ static int check_format_text(const char *format, size_t len)
 			;
 		if (starts(p, eol, "print fmt:"))
 			return 0;
+		if (has_rewritten_word(p, eol))
+			return -EINVAL;
 		if (memmem(p, eol - p, "field:", 6) && !starts(q, eol, "field:"))
 			return -EINVAL;
 		if (starts(q, eol, "field:")) {

@@ -156,6 +156,41 @@ static void test_field_line(void)
 	CHECK_EQ(rt_parse_field_line(line, line + strlen(line), NULL, 0, &f), -EINVAL);
 }
 
+/*
+ * Words libtraceevent rewrites into strings (and leaks on in a field line)
+ * are refused before the print format; inside it they are the kernel's text.
+ */
+static void test_rewritten_words(const char *dir)
+{
+#define COMMON "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	static const char *const formats[] = {
+		"name: x\nID: 900\nformat:\n"
+		COMMON
+		"\tfield:unsigned LOCAL_PR_FMT char v;\toffset:8;\tsize:1;\tsigned:0;\n\n"
+		"print fmt: \"\"\n",
+		"name: x\nID: 901\nformat:\n"
+		COMMON
+		"\tfield:int STA_PR_FMT;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+		"print fmt: \"\"\n",
+		"name: x\nID: 902\nformat:\n"
+		COMMON
+		"\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+		"print fmt: LOCAL_PR_FMT \" v=%d\", REC->v\n",
+	};
+	struct rt_layout *l = load(dir, "stock");
+
+	if (!l)
+		return;
+	CHECK_EQ(rt_layout_add_event(l, "x", formats[0], strlen(formats[0]), NULL), -EINVAL);
+	CHECK_EQ(rt_layout_add_event(l, "x", formats[1], strlen(formats[1]), NULL), -EINVAL);
+	CHECK_EQ(rt_layout_add_event(l, "x", formats[2], strlen(formats[2]), NULL), 0);
+	rt_layout_free(l);
+#undef COMMON
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -165,5 +200,6 @@ int main(int argc, char **argv)
 	test_variants(argv[1]);
 	test_bad_headers();
 	test_field_line();
+	test_rewritten_words(argv[1]);
 	return check_exit("test-layout");
 }
