@@ -249,7 +249,8 @@ static natsStatus stream_step(struct rt_nats *n, bool *covered, jsErrCode *jerr)
 }
 
 /*
- * Publisher thread: the stream exists and takes ringtap.<host>.>, or why not.
+ * Publisher thread: the stream exists and takes ringtap.<host>.>, or why not:
+ * 1 when it had to be created or given our subject, 0 when it took it already.
  * Daemons of a fleet share one stream: two may create it at once (one is
  * told it exists), or update its subjects at once (the later update drops
  * the earlier one's subject). So it is done until a look finds ours there;
@@ -266,7 +267,7 @@ static int ensure_stream(struct rt_nats *n)
 		jerr = 0;
 		s = stream_step(n, &covered, &jerr);
 		if (s == NATS_OK && covered)
-			return 0;
+			return attempt > 0;
 	}
 	set_why(n, CONN_STREAM_FAILED, "stream %s: %s (JetStream error %d)", n->stream,
 		s == NATS_OK ? "our subjects keep being replaced" :
@@ -298,9 +299,11 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 
 /*
  * Publisher thread, the stream taking our subject again: what no stream
- * took goes first, in the order it was first sent.
+ * took goes first, in the order it was first sent. When the stream had our
+ * subject all along, "no responders" has another cause that sending again
+ * would only repeat: the messages fail (their records reported lost).
  */
-static void publish_again(struct rt_nats *n)
+static void publish_again(struct rt_nats *n, bool subject_was_back)
 {
 	natsMsg **again;
 	size_t count;
@@ -316,7 +319,8 @@ static void publish_again(struct rt_nats *n)
 	po.MaxWait = ACK_WAIT_MS;
 	for (size_t i = 0; i < count; i++) {
 		natsMsg *msg = again[i];
-		natsStatus s = js_PublishMsgAsync(n->js, &msg, &po);
+		natsStatus s = subject_was_back ? js_PublishMsgAsync(n->js, &msg, &po) :
+						  NATS_NO_RESPONDERS;
 
 		if (s != NATS_OK) {
 			account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
@@ -326,6 +330,8 @@ static void publish_again(struct rt_nats *n)
 		}
 	}
 	free(again);
+	if (!subject_was_back)
+		return;
 	atomic_fetch_add(&n->published_again, count);
 	atomic_fetch_add(&n->resubjects, 1);
 }
@@ -380,7 +386,7 @@ static void *publisher(void *arg)
 			pthread_mutex_unlock(&n->lock);
 			ret = ensure_stream(n);
 			pthread_mutex_lock(&n->lock);
-			if (ret) {
+			if (ret < 0) {
 				n->need_stream = true;
 				if (!n->stop)
 					wait_a_while(n, RECONNECT_WAIT_MS);
@@ -393,7 +399,7 @@ static void *publisher(void *arg)
 			if (n->held) {
 				n->held = false;
 				pthread_mutex_unlock(&n->lock);
-				publish_again(n);
+				publish_again(n, ret == 1);
 				pthread_mutex_lock(&n->lock);
 			}
 			continue;
