@@ -429,8 +429,9 @@ static bool has_rewritten_word(const char *p, const char *eol)
  * A format text must have the kernel's shape before libtraceevent parses it:
  * "name:", "ID:", "format:", field lines that rt_parse_field_line reads with
  * a type as valid_type() allows, blank lines, then "print fmt:"
- * to the end; printable ASCII, tabs and newlines only. libtraceevent 1.7.1 leaks (and has crashed) on malformed
- * formats; fuzz-format found those this refuses.
+ * to the end; printable ASCII, tabs and newlines only. libtraceevent 1.7.1
+ * leaks (and has crashed) on malformed formats; fuzz-format found those this
+ * refuses.
  */
 static int check_format_text(const char *format, size_t len)
 {

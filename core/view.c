@@ -158,8 +158,9 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
 }
 
 /* A length-delimited field's bytes after its key; false past the end. */
-static inline __attribute__((always_inline)) bool get_bytes(const uint8_t **pp, const uint8_t *end, const uint8_t **bytes,
-			     size_t *len)
+static inline __attribute__((always_inline)) bool get_bytes(const uint8_t **pp,
+							  const uint8_t *end,
+							  const uint8_t **bytes, size_t *len)
 {
 	uint64_t n;
 
@@ -252,7 +253,8 @@ static inline enum rt_value_kind kind_of_key(uint8_t key)
  * nothing else in the message. true when the Value was one of those and is
  * in v; false to read it the general way.
  */
-static inline __attribute__((always_inline)) bool read_short_value(const uint8_t *p, size_t len, struct rt_value *v)
+static inline __attribute__((always_inline)) bool read_short_value(const uint8_t *p, size_t len,
+								 struct rt_value *v)
 {
 	const uint8_t *end = p + len;
 

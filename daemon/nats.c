@@ -143,6 +143,7 @@ static bool keep_for_again(struct rt_nats *n, natsMsg *msg)
 		n->again[n->nagain++] = msg;
 		n->ready = false;
 		atomic_store(&n->hold, true);
+		pthread_cond_signal(&n->wake);
 		kept = true;
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -323,7 +324,8 @@ static void publish_again(struct rt_nats *n, bool subject_was_back)
 						  NATS_NO_RESPONDERS;
 
 		if (s != NATS_OK) {
-			account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
+			account_failure(n, natsMsg_GetData(msg),
+					(size_t)natsMsg_GetDataLength(msg));
 			set_why(n, atomic_load(&n->state), "publish to %s: %s",
 				natsMsg_GetSubject(msg), natsStatus_GetText(s));
 			natsMsg_Destroy(msg);
@@ -602,7 +604,8 @@ static void log_news(struct rt_nats *n)
 		       "far", n->url, n->stream, n->subjects, atomic_load(&n->published_again));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (failed == n->failed_logged || (n->failed_logged_at && now.tv_sec < n->failed_logged_at + 60))
+	if (failed == n->failed_logged ||
+	    (n->failed_logged_at && now.tv_sec < n->failed_logged_at + 60))
 		return;
 	pthread_mutex_lock(&n->lock);
 	rt_log(LOG_WARNING, "NATS: %" PRIu64 " record(s) failed to publish, reported lost on the "
