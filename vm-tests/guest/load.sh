@@ -42,6 +42,11 @@ echo 0 > $RINGTAP_TEST/rate
 kill -USR1 $load
 sleep 3
 cpu0=$(( $(emitted_on cpu0) - cpu0_0 )) cpu1=$(( $(emitted_on cpu1) - cpu1_0 ))
+# The kernel's own counters before the instance goes: if records are ever
+# missing everywhere, they say whether the ring buffer had them.
+stats=$(for c in 0 1; do
+	echo "note: cpu$c kernel stats: $(tr '\n' ' ' < $T/instances/ringtap/per_cpu/cpu$c/stats)"
+done)
 kill -INT $daemon
 wait_or_dump $daemon 120 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/d.err)"
 wait_or_dump $load 120 || fail "rt-guest-load: $(cat /tmp/load.err)"
@@ -76,6 +81,10 @@ awk -v c0=$cpu0 -v c1=$cpu1 -v fast=$fast_lossless '
 			printf "FAIL: %s subscribers lost %d though they keep up\n", k, lost[k]; bad++
 		}
 		exit bad != 0
-	}' /tmp/load.out || fail "delivered + lost differs from what was emitted"
+	}' /tmp/load.out || {
+	echo "$stats"
+	grep "cpu[0-9]: .* pages\|lost\|dropped" /tmp/d.err | grep -v "client " | tail -n 8
+	fail "delivered + lost differs from what was emitted"
+}
 pass "all 64 subscribers: delivered + reported lost = emitted on their CPUs, exactly"
 expect_eq "streams ended by the daemon's Bye" "$(grep -c '^end [0-9]* clean$' /tmp/load.out)" 64
