@@ -65,7 +65,6 @@ struct rt_nats {
 	_Atomic bool hold;		/* a message no stream took: stop publishing */
 	_Atomic unsigned int resubjects;	/* times our subject was added back */
 	_Atomic uint64_t published_again;
-	_Atomic uint64_t failed_total;	/* records whose publish failed */
 	_Atomic int state;
 	pthread_t thread;
 	bool have_thread;
@@ -102,10 +101,8 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len)
 	int ret = rt_publisher_parse_failed(data, len, &cpu, &records);
 
 	atomic_fetch_sub(&n->pending, 1);
-	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus) {
+	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].failed, records);
-		atomic_fetch_add(&n->failed_total, records);
-	}
 	else if (ret == RT_PUB_FAILED_REPORT && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].report_again, records);
 	else if (ret == RT_PUB_FAILED_DESCRIPTION) {
@@ -594,7 +591,8 @@ static const char *state_text(enum conn_state st)
 static void log_news(struct rt_nats *n)
 {
 	unsigned int resubjects = atomic_load(&n->resubjects);
-	uint64_t failed = atomic_load(&n->failed_total);
+	struct rt_publisher_stats ps;
+	uint64_t failed;
 	struct timespec now;
 
 	if (resubjects != n->seen_resubjects) {
@@ -603,6 +601,9 @@ static void log_news(struct rt_nats *n)
 		       "update of it?); added again, %" PRIu64 " message(s) published again so "
 		       "far", n->url, n->stream, n->subjects, atomic_load(&n->published_again));
 	}
+	/* The publisher's count: failures folded in by rt_nats_poll before this. */
+	rt_publisher_get_stats(n->pub, &ps);
+	failed = ps.failed;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (failed == n->failed_logged ||
 	    (n->failed_logged_at && now.tv_sec < n->failed_logged_at + 60))
