@@ -464,18 +464,23 @@ static int cmd_stream(int argc, char **argv)
 		goto fail;
 	}
 	opts.events = list;
+	/*
+	 * Taken before connecting: once ringtapd has us subscribed, a SIGINT must
+	 * end the stream with its summary. A background job starts with SIGINT
+	 * ignored, and a signal that comes while it is still ignored is gone; a
+	 * blocked one waits. Ctrl-C during the connect then waits for it (at most
+	 * its timeout) and ends the stream at once.
+	 */
+	sfd = signal_fd();
+	if (sfd < 0) {
+		fprintf(stderr, "ringtap: signalfd: %s\n", strerror(-sfd));
+		goto fail;
+	}
 	s.c = connect_or_say(&opts);
 	if (!s.c)
 		goto fail;
 	/* Lines are built from records read in place: no message unpacked per record. */
 	ringtap_set_record_views(s.c, true);
-	/* Until now Ctrl-C just ends the program: there is nothing to sum up. */
-	sfd = signal_fd();
-	if (sfd < 0) {
-		fprintf(stderr, "ringtap: signalfd: %s\n", strerror(-sfd));
-		ringtap_close(s.c);
-		goto fail;
-	}
 	if (duration > 0)
 		deadline = now_ns() + (uint64_t)(duration * 1e9);
 	while (!s.done) {

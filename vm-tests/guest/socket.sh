@@ -157,7 +157,6 @@ expect_eq "fork records of the subscribed shell" "$(grep -c "pid=$a " /tmp/p.out
 expect_eq "fork records the kernel wrote (the other shell's 10 not)" $kept_now 10
 ringtap stream -s $sock -e sched:sched_process_fork --no-time > /dev/null 2>&1 &
 p=$!
-# Subscribed, not only filtered: SIGINT before ringtap took it over would be ignored (a background job).
 wait_lines /tmp/d4.err subscribed 2 20
 wait_lines /tmp/d4.err "kernel pid filter: none" 1 20
 expect_eq "set_event_pid with a subscriber of every pid" "$(cat $T/instances/ringtap/set_event_pid)" ""
