@@ -51,6 +51,14 @@ struct conn {
 	uint64_t delivered[MAX_CPUS], lost[MAX_CPUS];
 	bool inexact[MAX_CPUS], seen[MAX_CPUS];
 	uint64_t last_seq[MAX_CPUS], bad_seq[MAX_CPUS];
+	/*
+	 * Where records went missing without a loss report before them: the
+	 * first such gap (the seqs on either side) and how many in all. Losses
+	 * are reported before the records that follow them, so a jump in seq
+	 * larger than what was reported since the last record is unexplained.
+	 */
+	uint64_t first_seq[MAX_CPUS], lost_since[MAX_CPUS], unexplained[MAX_CPUS];
+	uint64_t gap_from[MAX_CPUS], gap_to[MAX_CPUS];
 	uint64_t next_read_ns;
 };
 
@@ -78,6 +86,16 @@ static void take(struct conn *k, const struct ringtap_event *ev)
 
 			if (k->seen[cpu] && seq <= k->last_seq[cpu])
 				k->bad_seq[cpu]++;
+			if (!k->seen[cpu])
+				k->first_seq[cpu] = seq;
+			if (k->seen[cpu] && seq > k->last_seq[cpu] + 1 + k->lost_since[cpu]) {
+				if (!k->unexplained[cpu]) {
+					k->gap_from[cpu] = k->last_seq[cpu];
+					k->gap_to[cpu] = seq;
+				}
+				k->unexplained[cpu] += seq - k->last_seq[cpu] - 1 - k->lost_since[cpu];
+			}
+			k->lost_since[cpu] = 0;
 			k->seen[cpu] = true;
 			k->last_seq[cpu] = seq;
 		}
@@ -90,6 +108,7 @@ static void take(struct conn *k, const struct ringtap_event *ev)
 		break;
 	case RINGTAP_LOST:
 		k->lost[cpu] += ev->lost->count;
+		k->lost_since[cpu] += ev->lost->count;
 		if (ev->lost->has_count_exact && !ev->lost->count_exact)
 			k->inexact[cpu] = true;
 		break;
@@ -210,6 +229,11 @@ int main(int argc, char **argv)
 			       k->delivered[cpu], k->lost[cpu], !k->inexact[cpu], k->bad_seq[cpu]);
 			if (k->bad_seq[cpu])
 				rc = 1;
+			if (k->seen[cpu])
+				printf("seqs %d cpu%d first %" PRIu64 " last %" PRIu64 " unexplained %"
+				       PRIu64 " after %" PRIu64 " before %" PRIu64 "\n", i, cpu,
+				       k->first_seq[cpu], k->last_seq[cpu], k->unexplained[cpu],
+				       k->gap_from[cpu], k->gap_to[cpu]);
 		}
 		printf("end %d %s\n", i, conns[i].clean ? "clean" : "cut");
 		ringtap_close(conns[i].c);
