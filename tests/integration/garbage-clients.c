@@ -19,20 +19,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "dial.h"
 #include "wire.h"
-
-static int dial(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		perror(path);
-		exit(1);
-	}
-	return fd;
-}
 
 static void send_hello_as(int fd, uint32_t lo, uint32_t hi, const char *event,
 			  Ringtap__Encoding enc, const char *field)

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dial.h"
 #include "wire.h"
 
 enum kind { GARBAGE, HALF, DRIBBLE, GOOD, VANISH, N_KINDS };
@@ -74,21 +75,6 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int dial(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	/* Blocking: a full backlog makes the storm wait, as a real one would. */
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		perror(path);
-		exit(2);
-	}
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	return fd;
-}
-
 static void make_hello(struct peer *p, const char *name)
 {
 	Ringtap__Frame f = RINGTAP__FRAME__INIT;
@@ -115,7 +101,9 @@ static void start(struct peer *p, const char *path, enum kind kind, unsigned int
 {
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
+	/* Blocking: a full backlog makes the storm wait, as a real one would. */
 	p->fd = dial(path);
+	fcntl(p->fd, F_SETFL, O_NONBLOCK);
 	rt_wire_reader_init(&p->reader, 0);
 	switch (kind) {
 	case GARBAGE:
