@@ -4,7 +4,10 @@
 # `trace-cmd listen`, the same buffer size, one after the other in this
 # boot. Lines:
 # ZL TOOL RATE EMITTED RECORDED TICKS DAEMON_TICKS [failed: WHY]
-# TICKS: user + system clock ticks (1/100 s) of every process of the tool
+# TICKS: the CPU time of every process of the tool, in 1/100 s with four
+# decimals (the scheduler's sum_exec_runtime of each thread, from
+# /proc/PID/task/TID/sched: at 8k/s trace-cmd's whole run is a few ticks,
+# and whole ticks made its ratios jump by multiples between boots)
 # (its daemon, recorders, listener) from the source's start to a second
 # after its stop; DAEMON_TICKS: ringtapd's alone (0 for trace-cmd). A run
 # whose tool failed (no file, a report that fails, a crash) says why: it is
@@ -13,16 +16,19 @@
 sock=/run/ringtap/ringtapd.sock
 secs=${ZL_SECONDS:-10}
 rates=${ZL_RATES:-"8000 16000 32000 64000 128000 256000 512000"}
+# ZL_DAEMON_ARGS: ringtapd options to compare, e.g. "--wake-percent=25".
+daemon_args=${ZL_DAEMON_ARGS:-}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
-# tool_ticks "COMM ...": the ticks of every process with one of these names.
+# tool_ticks "COMM ...": the CPU time (1/100 s) of every process with one of these names.
 tool_ticks() {
-	_s=0
-	for _f in /proc/[0-9]*/stat; do
-		_c=$(cat ${_f%/stat}/comm 2>/dev/null) || continue
-		case " $1 " in *" $_c "*) ;; *) continue ;; esac
-		_s=$((_s + $(awk '{ print $14 + $15 }' $_f 2>/dev/null || echo 0)))
+	_p=
+	for _d in /proc/[0-9]*; do
+		_c=$(cat $_d/comm 2>/dev/null) || continue
+		case " $1 " in *" $_c "*) _p="$_p $_d/task/*/sched" ;; esac
 	done
-	echo $_s
+	# sum_exec_runtime is in ms; a thread gone meanwhile just counts 0.
+	[ -n "$_p" ] || { echo 0; return; }
+	cat $_p 2>/dev/null | awk '$1 == "se.sum_exec_runtime" { s += $3 } END { printf "%.4f\n", s / 10 }'
 }
 # at_rate RATE "COMM ...": the source at RATE for $secs; sets $emitted,
 # $ticks (the named processes' CPU meanwhile) and $dticks (ringtapd's alone).
@@ -35,8 +41,8 @@ at_rate() {
 	echo 0 > $RINGTAP_TEST/rate
 	emitted=$(( $(emitted) - _a ))
 	sleep 1
-	ticks=$(( $(tool_ticks "$2") - _t ))
-	dticks=$(( $(tool_ticks ringtapd) - _d ))
+	ticks=$(awk -v a="$(tool_ticks "$2")" -v b=$_t 'BEGIN { printf "%.4f", a - b }')
+	dticks=$(awk -v a="$(tool_ticks ringtapd)" -v b=$_d 'BEGIN { printf "%.4f", a - b }')
 }
 # through_ringtapd RATE "COMM ..." OUT CLIENT...: ringtapd with CLIENT (its
 # output into OUT) as its one subscriber while the source runs at RATE, then
@@ -45,7 +51,7 @@ through_ringtapd() {
 	_rate=$1 _comms=$2 _out=$3
 	shift 3
 	rm -f /tmp/d.err
-	ringtapd -s $sock -b 1024 2> /tmp/d.err &
+	ringtapd -s $sock -b 1024 $daemon_args 2> /tmp/d.err &
 	_daemon=$!
 	wait_lines /tmp/d.err "listening on"
 	"$@" > $_out 2>&1 &
