@@ -293,18 +293,45 @@ void rt_pump_totals(const struct rt_pump *p, struct rt_pump_totals *t)
 	}
 }
 
+/*
+ * Events the kernel still holds on CPUs, after the stop's last pass. A read
+ * of trace_pipe_raw may return nothing while the buffer is not empty (the
+ * kernel found no page to hand over at that instant): that pass ended early.
+ */
+static unsigned long long left_in_kernel(struct rt_pump *p)
+{
+	unsigned long long left = 0;
+
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		struct rt_cpu_stats st;
+
+		if (!rt_session_cpu_stats(p->session, cpu, &st))
+			left += st.entries;
+	}
+	return left;
+}
+
 void rt_pump_reconcile(struct rt_pump *p)
 {
+	/* A captured tree's counters are the capture's, not ours to drain. */
+	for (int tries = 0; p->watch_cpus && tries < 10 && left_in_kernel(p); tries++)
+		if (rt_pump_drain(p, 0) < 0)
+			break;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		struct cpu_account *a = &p->acct[cpu];
 		struct rt_cpu_stats st;
-		uint64_t lost;
+		uint64_t lost, unread;
 
 		if (rt_session_cpu_stats(p->session, cpu, &st))
 			continue;
+		/* Still in the buffer after every try: they go with the instance. */
+		unread = p->watch_cpus ? st.entries : 0;
+		if (unread)
+			rt_log(LOG_ERR, "cpu%d: %llu event(s) still in the kernel's buffer after the "
+			       "last read; reported lost", cpu, st.entries);
 		/* Overwritten after the last page read, or lost without a page to say so. */
 		lost = (st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0) +
-		       st.commit_overrun + st.dropped_events - a->other_lost;
+		       st.commit_overrun + st.dropped_events - a->other_lost + unread;
 		if (!lost)
 			continue;
 		a->kernel_lost += st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0;
@@ -331,9 +358,17 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 		rt_log(LOG_INFO,
 		       "cpu%d: %llu pages, %llu records, %llu unknown, lost %llu (%llu pages without "
 		       "a count, reconciled with the overrun counter), %llu malformed pages; kernel: "
-		       "overrun %llu, commit_overrun %llu, dropped %llu",
+		       "overrun %llu, commit_overrun %llu, dropped %llu, read %llu, unread %llu",
 		       cpu, p->readers[cpu].pages, a->records, a->unknown, a->kernel_lost,
 		       a->missed_pages_inexact, a->malformed_pages, st.overrun, st.commit_overrun,
-		       st.dropped_events);
+		       st.dropped_events, st.read_events, st.entries);
+		/*
+		 * Our own instance, read by us alone: every event the kernel handed
+		 * over is a record we walked, or one in a malformed page.
+		 */
+		if (p->watch_cpus && session->owned && !a->malformed_pages &&
+		    st.read_events != a->records)
+			rt_log(LOG_ERR, "cpu%d: the kernel handed over %llu events, %llu records were "
+			       "read from its pages", cpu, st.read_events, a->records);
 	}
 }

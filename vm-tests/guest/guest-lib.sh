@@ -71,3 +71,28 @@ wait_tracer() {
 		sleep 0.1
 	done
 }
+
+# daemon_accounted LOG: from ringtapd's stop report in LOG (its stderr),
+# every CPU's records equal the events the kernel handed over ("read"), and
+# none stayed in the buffer ("unread"). A CPU with malformed pages is left
+# out: their records were never counted. Fails when no report is there.
+daemon_accounted() {
+	awk '/cpu[0-9]+: [0-9]+ pages, [0-9]+ records,/ {
+		for (i = 1; i < NF; i++) {
+			if ($(i + 1) == "records,") rec = $i
+			if ($(i + 1) == "malformed") bad = $i
+			if ($i == "read") read = $(i + 1) + 0
+			if ($i == "unread") unread = $(i + 1) + 0
+		}
+		n++
+		if (bad == 0 && (read != rec || unread != 0)) {
+			sub(/:$/, "", $2)
+			printf "FAIL: %s: the kernel handed over %d, ringtapd read %d records, " \
+				"%d left unread\n", $2, read, rec, unread
+			wrong++
+		}
+	}
+	END { if (!n) print "FAIL: no stop report"; exit !n || wrong }' "$1" ||
+		fail "ringtapd's records against the kernel's counters: $(grep 'pages, .* records,' "$1")"
+	pass "ringtapd read, as records, every event the kernel handed over and left none unread"
+}

@@ -51,6 +51,7 @@ done)
 kill -INT $daemon
 wait_or_dump $daemon 120 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/d.err)"
 wait_or_dump $load 120 || fail "rt-guest-load: $(cat /tmp/load.err)"
+daemon_accounted /tmp/d.err
 echo "note: emitted cpu0 $cpu0 cpu1 $cpu1 at $rate/s for $seconds s, queues of $queue_kb KiB; ringtapd RSS idle with 64 subscribers $rss_idle, max while streaming ${rss_max} kB"
 
 # Every (connection, CPU): delivered + lost = what its selection should have had,

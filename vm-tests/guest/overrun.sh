@@ -23,6 +23,7 @@ cpu0=$(( $(emitted_on cpu0) - cpu0_0 )) cpu1=$(( $(emitted_on cpu1) - cpu1_0 ))
 kill -INT $daemon
 wait_or_dump $daemon 120 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/d.err)"
 wait_or_dump $load 120 || fail "rt-guest-load: $(cat /tmp/load.err)"
+daemon_accounted /tmp/d.err
 grep '^ringtapd: cpu[0-9]:' /tmp/d.err | sed 's/^/note: /'
 cat /tmp/load.out
 reconciled=$(sed -n 's/.*lost [0-9]* (\([0-9]*\) pages without a count.*/\1/p' /tmp/d.err |

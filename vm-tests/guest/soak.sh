@@ -121,5 +121,6 @@ fi
 pass "tracefs instance as it was idle (events off, no filter, no pids)"
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd exit status $?: $(tail -n 5 /tmp/d.err)"
+daemon_accounted /tmp/d.err
 [ ! -d $inst ] || fail "ringtapd left its instance behind"
 pass "instance removed at the stop"
