@@ -62,9 +62,8 @@ void ringtapd_begin_stop(struct ringtapd *d)
 	sd_notify(0, "STOPPING=1");
 	if (rt_session_stop(d->session))
 		rt_log(LOG_WARNING, "turning tracing off failed: the last pass may not be the last");
-	/* What the kernel still holds goes out before the grace starts; a read error is said there. */
-	(void)rt_pump_drain(d->pump, 0);
-	rt_pump_reconcile(d->pump);
+	/* What the kernel still holds goes out before the grace starts. */
+	rt_pump_finish(d->pump);
 	d->stop_deadline = now_us() + STOP_GRACE_US;
 	d->nats_deadline = now_us() + NATS_STOP_GRACE_US;
 }

@@ -294,48 +294,61 @@ void rt_pump_totals(const struct rt_pump *p, struct rt_pump_totals *t)
 }
 
 /*
- * Events the kernel still holds on CPUs, after the stop's last pass. A read
- * of trace_pipe_raw may return nothing while the buffer is not empty (the
- * kernel found no page to hand over at that instant): that pass ended early.
+ * Every CPU's counters into st (have[cpu] false where they could not be
+ * read); the events the kernel still holds.
  */
-static unsigned long long left_in_kernel(struct rt_pump *p)
+static unsigned long long read_counters(struct rt_pump *p, struct rt_cpu_stats *st, bool *have)
 {
 	unsigned long long left = 0;
 
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
-		struct rt_cpu_stats st;
-
-		if (!rt_session_cpu_stats(p->session, cpu, &st))
-			left += st.entries;
+		have[cpu] = !rt_session_cpu_stats(p->session, cpu, &st[cpu]);
+		if (have[cpu])
+			left += st[cpu].entries;
 	}
 	return left;
 }
 
-void rt_pump_reconcile(struct rt_pump *p)
+/*
+ * A read of trace_pipe_raw may return nothing while the buffer is not
+ * empty (the kernel found no page to hand over at that instant), so the
+ * stop drains until the kernel's own counters say empty, up to 10 passes,
+ * and accounts with the counters read after the last one.
+ */
+void rt_pump_finish(struct rt_pump *p)
 {
+	/* A read error is said by the drain; what was read is accounted. */
+	bool failed = rt_pump_drain(p, 0) < 0;
+	struct rt_cpu_stats *stats = calloc((size_t)p->ncpus, sizeof(*stats));
+	bool *have = calloc((size_t)p->ncpus, sizeof(*have));
+
+	if (!stats || !have) {
+		rt_log(LOG_ERR, "out of memory at the stop: the kernel's counters are not compared");
+		goto out;
+	}
 	/* A captured tree's counters are the capture's, not ours to drain. */
-	for (int tries = 0; p->watch_cpus && tries < 10 && left_in_kernel(p); tries++)
-		if (rt_pump_drain(p, 0) < 0)
-			break;
+	for (int tries = 0; read_counters(p, stats, have) && p->watch_cpus && !failed &&
+			    tries < 10; tries++)
+		failed = rt_pump_drain(p, 0) < 0;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		struct cpu_account *a = &p->acct[cpu];
-		struct rt_cpu_stats st;
+		const struct rt_cpu_stats *st = &stats[cpu];
 		uint64_t lost, unread;
 
-		if (rt_session_cpu_stats(p->session, cpu, &st))
+		if (!have[cpu])
 			continue;
 		/* Still in the buffer after every try: they go with the instance. */
-		unread = p->watch_cpus ? st.entries : 0;
+		unread = p->watch_cpus ? st->entries : 0;
 		if (unread)
-			rt_log(LOG_ERR, "cpu%d: %llu event(s) still in the kernel's buffer after the "
-			       "last read; reported lost", cpu, st.entries);
+			rt_log(LOG_ERR, "cpu%d: %" PRIu64 " event(s) still in the kernel's buffer "
+			       "after the last read; reported lost", cpu, unread);
 		/* Overwritten after the last page read, or lost without a page to say so. */
-		lost = (st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0) +
-		       st.commit_overrun + st.dropped_events - a->other_lost + unread;
+		lost = (st->overrun > a->kernel_lost ? st->overrun - a->kernel_lost : 0) +
+		       st->commit_overrun + st->dropped_events - a->other_lost + unread;
 		if (!lost)
 			continue;
-		a->kernel_lost += st.overrun > a->kernel_lost ? st.overrun - a->kernel_lost : 0;
-		a->other_lost = st.commit_overrun + st.dropped_events;
+		a->kernel_lost += st->overrun > a->kernel_lost ? st->overrun - a->kernel_lost : 0;
+		a->other_lost = st->commit_overrun + st->dropped_events;
 		kernel_loss(p, cpu, lost, true, 0);
 		if (p->to.text)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events at the end\n", cpu,
@@ -345,6 +358,9 @@ void rt_pump_reconcile(struct rt_pump *p)
 		rt_server_end_page(p->to.server);
 	if (p->to.nats)
 		rt_nats_end_page(p->to.nats);
+out:
+	free(stats);
+	free(have);
 }
 
 void rt_pump_report(const struct rt_pump *p, struct rt_session *session)

@@ -58,10 +58,11 @@ void rt_pump_check_cpus(struct rt_pump *pump);
 
 void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
 /*
- * At the stop, after the last pass: what the kernel's counters say was lost
- * beyond what the pages said (overwritten after the last page read; commit
- * overruns and drops, which no page carries), reported to everyone.
+ * At the stop, tracing off: every CPU read until the kernel's counters say
+ * it holds nothing, then what they say was lost beyond what the pages said
+ * (overwritten after the last page read; commit overruns and drops, which
+ * no page carries; events still unread) reported to everyone.
  */
-void rt_pump_reconcile(struct rt_pump *pump);
+void rt_pump_finish(struct rt_pump *pump);
 /* A line per CPU next to the kernel's own counters, for the log at the stop. */
 void rt_pump_report(const struct rt_pump *pump, struct rt_session *session);
