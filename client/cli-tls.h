@@ -2,14 +2,18 @@
 #pragma once
 /*
  * cli-tls: the command line's options for a daemon's TLS listener
- * (-s tls://HOST:PORT), the same in every command that connects.
+ * (-s tls://HOST:PORT), the same in every command that connects, and the
+ * latency bound that stream and record ask.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "ringtap.h"
 
-enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME };
+enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME, CLI_OPT_MAX_LATENCY };
 
 #define CLI_TLS_LONGOPTS                                                      \
 	{ "ca", required_argument, NULL, CLI_OPT_CA },                        \
@@ -24,6 +28,26 @@ enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME };
 	"                        this client's certificate and key, PEM\n"              \
 	"      --server-name=NAME the name the daemon's certificate must carry\n"       \
 	"                        (default: the host in -s)\n"
+
+/* --max-latency=MS, in stream and record: ringtapd says what it accepts. */
+#define CLI_LATENCY_HELP                                                               \
+	"      --max-latency=MS  records may reach us this late (10-60000; default:\n"   \
+	"                        ringtapd's max_latency_ms): a longer bound lets it wake\n" \
+	"                        less often\n"
+
+/* A positive number of milliseconds in *ms; false for anything else. */
+static inline bool cli_latency(const char *arg, unsigned int *ms)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || !v || v > UINT_MAX)
+		return false;
+	*ms = (unsigned int)v;
+	return true;
+}
 
 /* True when opt was one of CLI_TLS_LONGOPTS (and is now in o). */
 static inline bool cli_tls_option(int opt, const char *arg, struct ringtap_client_opts *o)

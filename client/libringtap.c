@@ -459,6 +459,8 @@ static bool fill_subscription(const struct ringtap_client_opts *o, Ringtap__Subs
 	sub->common_fields = o->common_fields;
 	sub->has_host_texts = o->host_texts;
 	sub->host_texts = o->host_texts;
+	sub->has_max_latency_ms = o->max_latency_ms != 0;
+	sub->max_latency_ms = o->max_latency_ms;
 	return true;
 }
 

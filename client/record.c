@@ -61,6 +61,7 @@ static void usage(FILE *f)
 	      "                         pairs, one per Heartbeat, to align hosts later\n"
 	      "  -r, --reconnect        when ringtapd restarts, connect again and go on (the\n"
 	      "                         gap is counted in each CPU's stats)\n"
+	      CLI_LATENCY_HELP
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -139,6 +140,7 @@ int cmd_record(int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "reconnect", no_argument, NULL, 'r' },
+		{ "max-latency", required_argument, NULL, CLI_OPT_MAX_LATENCY },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -199,6 +201,15 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'r':
 			reconnect = true;
+			break;
+		case CLI_OPT_MAX_LATENCY:
+			if (!cli_latency(optarg, &opts.max_latency_ms)) {
+				fprintf(stderr, "ringtap record: --max-latency wants milliseconds, "
+					"not '%s'\n", optarg);
+				if (clock)
+					fclose(clock);
+				return 1;
+			}
 			break;
 		case 'h':
 			usage(stdout);

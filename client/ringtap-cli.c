@@ -67,6 +67,7 @@ static void usage_stream(FILE *f)
 	      "                         marks what was not recorded)\n"
 	      "      --no-time          leave out timestamps\n"
 	      "      --common           also print every record's common fields\n"
+	      CLI_LATENCY_HELP
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -359,6 +360,7 @@ static int cmd_stream(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
 		{ "common", no_argument, NULL, OPT_COMMON },
+		{ "max-latency", required_argument, NULL, CLI_OPT_MAX_LATENCY },
 		{ "reconnect", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -438,6 +440,12 @@ static int cmd_stream(int argc, char **argv)
 			break;
 		case OPT_COMMON:
 			opts.common_fields = true;
+			break;
+		case CLI_OPT_MAX_LATENCY:
+			if (!cli_latency(optarg, &opts.max_latency_ms)) {
+				bad_value("--max-latency", "milliseconds", optarg);
+				goto fail;
+			}
 			break;
 		case 'h':
 			usage_stream(stdout);

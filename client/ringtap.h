@@ -81,6 +81,12 @@ struct ringtap_client_opts {
 	const char *tls_cert;
 	const char *tls_key;
 	const char *tls_server_name;
+	/*
+	 * How late a record may reach us, 10 to 60000 ms (ringtapd refuses
+	 * others); 0: the daemon's max_latency_ms. A recorder that accepts
+	 * seconds lets ringtapd wake less often while no one asks for less.
+	 */
+	unsigned int max_latency_ms;
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */

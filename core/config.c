@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "select.h"
 
 struct key_desc {
 	const char *name;
@@ -34,7 +35,8 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_MAX_PENDING_PER_PEER] = { "max_pending_per_peer", false, true, NULL, 8, 1, 4096 },
 	[RT_CONF_MAX_EVENTS] = { "max_events", false, true, NULL, 1024, 1, 1UL << 16 },
 	[RT_CONF_DRAIN_MS] = { "drain_ms", false, true, NULL, 0, 0, 10000 },
-	[RT_CONF_MAX_LATENCY_MS] = { "max_latency_ms", false, true, NULL, 100, 10, 60000 },
+	[RT_CONF_MAX_LATENCY_MS] = { "max_latency_ms", false, true, NULL, 100, RT_LATENCY_MIN_MS,
+				     RT_LATENCY_MAX_MS },
 	[RT_CONF_WAKE_PERCENT] = { "wake_percent", false, true, NULL, 50, 1, 100 },
 	[RT_CONF_MAX_PAGES] = { "max_pages", false, true, NULL, 256, 1, 1UL << 16 },
 	[RT_CONF_STATUS_SEC] = { "status_sec", false, true, NULL, 5, 0, 3600 },

@@ -179,3 +179,16 @@ int rt_select_fields(char *const *fields, size_t n_fields, struct tep_event *con
 	*out = only;
 	return 0;
 }
+
+int rt_select_latency(bool has, uint32_t asked, unsigned int *out, struct rt_why *why)
+{
+	if (!has) {
+		*out = 0;
+		return 0;
+	}
+	if (asked < RT_LATENCY_MIN_MS || asked > RT_LATENCY_MAX_MS)
+		return rt_why_set(why, -EINVAL, "max_latency_ms %u is outside %u..%u", asked,
+				  RT_LATENCY_MIN_MS, RT_LATENCY_MAX_MS);
+	*out = asked;
+	return 0;
+}

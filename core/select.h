@@ -14,6 +14,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "glob.h"
 #include "why.h"
@@ -73,3 +74,15 @@ int rt_select_filter(const char *expr, struct tep_event *const *events, size_t n
  */
 int rt_select_fields(char *const *fields, size_t n_fields, struct tep_event *const *events,
 		     size_t n_events, char ***out, struct rt_why *why);
+
+/*
+ * The latency bound a subscriber asked (Subscription.max_latency_ms) in
+ * *out; 0 when it asked none, for "the daemon's max_latency_ms", which a
+ * reload may change. Any bound the daemon's own setting may take is
+ * granted, shorter or longer: a subscriber that may enable events already
+ * decides what ringtapd costs. -EINVAL with why outside
+ * RT_LATENCY_MIN_MS..RT_LATENCY_MAX_MS.
+ */
+#define RT_LATENCY_MIN_MS 10u
+#define RT_LATENCY_MAX_MS 60000u
+int rt_select_latency(bool has, uint32_t asked, unsigned int *out, struct rt_why *why);

@@ -237,6 +237,8 @@ static void selection_changed(struct rt_server *srv)
 			       "pids apply in ringtapd alone", pids, strerror(-ret));
 		else if (ret)
 			rt_log(LOG_INFO, "kernel pid filter: %s", pids ?: "none");
+		if (srv->latency_changed)
+			srv->latency_changed(srv->userdata);
 	}
 }
 
@@ -320,6 +322,19 @@ unsigned int rt_server_subscribers(const struct rt_server *srv)
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
 		n += c->state == CONN_STREAMING;
 	return n;
+}
+
+unsigned int rt_server_latency_ms(const struct rt_server *srv, unsigned int daemon_ms)
+{
+	unsigned int shortest = 0;
+
+	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
+		unsigned int ms = c->latency_ms ?: daemon_ms;
+
+		if (c->state == CONN_STREAMING && (!shortest || ms < shortest))
+			shortest = ms;
+	}
+	return shortest ?: daemon_ms;
 }
 
 unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state)
@@ -604,7 +619,7 @@ static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, st
 		return rt_why_set(why, -EINVAL, "host_texts apply to RAW only");
 	if (sub->fixed_layout && enc != RINGTAP__ENCODING__FIXED)
 		return rt_why_set(why, -EINVAL, "fixed_layout applies to FIXED only");
-	return 0;
+	return rt_select_latency(sub->has_max_latency_ms, sub->max_latency_ms, &c->latency_ms, why);
 }
 
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)

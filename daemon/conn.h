@@ -94,6 +94,7 @@ struct rt_conn {
 	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
 	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
+	unsigned int latency_ms;	/* the bound it asked; 0: the daemon's */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 };
@@ -131,6 +132,8 @@ struct rt_server {
 	uint64_t packed_fixed_record;	/* which record packed_fixed holds; 0: none */
 	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
 	size_t legacy_scratch_size;
+	void (*latency_changed)(void *userdata);
+	void *userdata;
 };
 
 /* listener.c */

@@ -7,13 +7,15 @@
  * pass stops the pings.
  *
  * Wake-ups follow the rate. While records flow, every CPU is drained every
- * drain_ms (three quarters of max_latency_ms), and poll() on each CPU's
+ * three quarters of the shortest latency bound in force (the subscribers'
+ * own, Subscription.max_latency_ms, else the daemon's max_latency_ms; or a
+ * fixed drain_ms), and poll() on each CPU's
  * trace_pipe_raw, with the instance's buffer_percent at wake_percent, wakes
  * the loop at once for a CPU whose buffer fills faster than that. After two
  * passes that found nothing the loop goes idle: buffer_percent 0, no timer,
  * and the first record written on any CPU wakes it (and the timer) again.
  * An idle buffer costs no wake-up at all; a busy one is drained before it
- * overruns; a record waits at most drain_ms plus a pass.
+ * overruns; a record waits at most a period plus a pass.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -170,10 +172,54 @@ static int on_cpu_io(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	return 0;
 }
 
+/* The shortest bound in force. NATS consumers ask nothing: they get the daemon's. */
+static unsigned int latency_bound_ms(const struct ringtapd *d)
+{
+	unsigned int ms = d->max_latency_ms;
+
+	if (d->server) {
+		unsigned int subscribers = rt_server_latency_ms(d->server, d->max_latency_ms);
+
+		if (!d->nats || subscribers < ms)
+			ms = subscribers;
+	}
+	return ms;
+}
+
+/* Three quarters of the bound: a pass, and the subscriber's own read, fit in the rest. */
+static unsigned int drain_period_ms(const struct ringtapd *d)
+{
+	return d->drain_ms ?: latency_bound_ms(d) * 3 / 4;
+}
+
+/*
+ * A subscriber came, left or asked again. A shorter period starts now, not
+ * after the longer one already armed; a longer one at the next pass.
+ */
+static void on_latency_changed(void *userdata)
+{
+	struct ringtapd *d = userdata;
+	unsigned int period = drain_period_ms(d);
+	uint64_t now, due;
+	int enabled;
+
+	if (period == d->logged_period_ms || d->stopping || !d->drain_timer)
+		return;
+	rt_log(LOG_INFO, "draining every %u ms while records flow (the shortest latency bound "
+	       "asked is %u ms)", period, latency_bound_ms(d));
+	d->logged_period_ms = period;
+	if (d->idle || sd_event_source_get_enabled(d->drain_timer, &enabled) < 0 ||
+	    enabled == SD_EVENT_OFF || sd_event_now(d->loop, CLOCK_MONOTONIC, &now) < 0 ||
+	    sd_event_source_get_time(d->drain_timer, &due) < 0)
+		return;
+	if (now + period * 1000ULL < due)
+		(void)sd_event_source_set_time(d->drain_timer, now + period * 1000ULL);
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
-	uint64_t next_us = d->drain_ms * 1000ULL;
+	uint64_t next_us = drain_period_ms(d) * 1000ULL;
 	int n;
 
 	if (d->nats)
@@ -299,6 +345,9 @@ int ringtapd_loop_start(struct ringtapd *d)
 	ret = sd_event_set_watchdog(d->loop, true);
 	if (ret < 0)
 		goto fail;
+	d->server_opts.latency_changed = on_latency_changed;
+	d->server_opts.userdata = d;
+	d->logged_period_ms = drain_period_ms(d);
 	what = "arming the drain timer";
 	ret = sd_event_add_time_relative(d->loop, &d->drain_timer, CLOCK_MONOTONIC, 0, 1000,
 					 on_drain_timer, d);

@@ -37,7 +37,8 @@ struct ringtapd {
 	bool once;
 	unsigned int wait_subscribers;	/* read nothing until this many subscribed */
 	unsigned int text_flags;
-	unsigned int drain_ms;		/* the drain timer's period while records flow */
+	unsigned int max_latency_ms;	/* the bound for subscribers that ask none, and NATS */
+	unsigned int drain_ms;		/* a fixed drain period (0: from the latency bounds) */
 	unsigned int wake_percent;	/* buffer fill that wakes us at once */
 	unsigned int max_pages_per_pass;
 	unsigned int status_sec;
@@ -57,6 +58,7 @@ struct ringtapd {
 	sd_event_source **cpu_io;	/* per CPU: its buffer filled up, or data came while idle */
 	bool idle;			/* nothing came lately: no timer, woken by the first record */
 	unsigned int empty_passes;
+	unsigned int logged_period_ms;	/* the drain period the log last gave */
 	bool stopping;			/* tracing is off; subscribers take the rest */
 	bool abandoned;			/* past the grace: the rest became Lost reports */
 	bool said_bye;			/* subscribers were sent the stream's last frame */
@@ -73,7 +75,7 @@ int ringtapd_load_config(struct ringtapd *d, struct rt_config *cfg);
 int ringtapd_apply_settings(struct ringtapd *d);
 /* The server's limits in cfg (at start and at a reload). */
 void ringtapd_server_limits(const struct rt_config *cfg, struct rt_server_limits *limits);
-/* drain_ms and wake_percent from the settings (a start, a reload). */
+/* max_latency_ms, drain_ms and wake_percent from the settings (a start, a reload). */
 void ringtapd_apply_timing(struct ringtapd *d, const struct rt_config *cfg);
 /* "a,b,c" into a NULL-terminated list; -EINVAL for an empty one. */
 int ringtapd_split_list(const char *csv, char ***out);

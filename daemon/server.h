@@ -46,6 +46,9 @@ struct rt_server_opts {
 	const char *tls_clients;	/* common name -> event globs (acl.h) */
 	bool tcp_insecure;		/* plain TCP, no authentication: logs a warning */
 	bool user_space_selection;	/* no kernel filters or pid lists (kernel_selection = 0) */
+	/* Called when rt_server_latency_ms() may have changed: a subscriber came, left or asked again. */
+	void (*latency_changed)(void *userdata);
+	void *userdata;
 };
 
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,
@@ -78,6 +81,11 @@ void rt_server_say_bye(struct rt_server *server);
 void rt_server_abandon(struct rt_server *server);
 /* Clients past the handshake. */
 unsigned int rt_server_subscribers(const struct rt_server *server);
+/*
+ * The shortest latency bound among the subscribers (Subscription.max_latency_ms);
+ * daemon_ms for those that asked none, and with no subscriber at all.
+ */
+unsigned int rt_server_latency_ms(const struct rt_server *server, unsigned int daemon_ms);
 
 /* New limits from a reload: queues and subscriptions from now on, connections already open keep theirs. */
 void rt_server_set_limits(struct rt_server *server, const struct rt_server_limits *limits);

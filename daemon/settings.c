@@ -299,9 +299,8 @@ int ringtapd_apply_settings(struct ringtapd *d)
 
 void ringtapd_apply_timing(struct ringtapd *d, const struct rt_config *cfg)
 {
-	/* Three quarters: a pass, and the subscriber's own read, fit in the rest. */
-	d->drain_ms = cfg->num[RT_CONF_DRAIN_MS] ? (unsigned int)cfg->num[RT_CONF_DRAIN_MS] :
-						   (unsigned int)cfg->num[RT_CONF_MAX_LATENCY_MS] * 3 / 4;
+	d->max_latency_ms = (unsigned int)cfg->num[RT_CONF_MAX_LATENCY_MS];
+	d->drain_ms = (unsigned int)cfg->num[RT_CONF_DRAIN_MS];
 	d->wake_percent = (unsigned int)cfg->num[RT_CONF_WAKE_PERCENT];
 }
 

@@ -194,11 +194,50 @@ static void test_select_table(void)
 	rt_catalogue_release(&cat);
 }
 
+/* A subscriber's latency bound: any the daemon's own setting may take, 0 for "the daemon's". */
+static void test_latency_table(void)
+{
+	static const struct {
+		bool has;
+		uint32_t asked;
+		int ret;
+		unsigned int granted;
+	} cases[] = {
+		{ false, 0, 0, 0 },		/* none asked: the daemon's, whatever a reload makes it */
+		{ false, 5, 0, 0 },		/* a value without its presence bit is not asked */
+		{ true, 10, 0, 10 },
+		{ true, 100, 0, 100 },
+		{ true, 1000, 0, 1000 },
+		{ true, 60000, 0, 60000 },
+		{ true, 0, -EINVAL, 77 },
+		{ true, 9, -EINVAL, 77 },
+		{ true, 60001, -EINVAL, 77 },
+		{ true, UINT32_MAX, -EINVAL, 77 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rt_why why = { "" };
+		unsigned int granted = 77;
+
+		CHECK_EQ(rt_select_latency(cases[i].has, cases[i].asked, &granted, &why),
+			 cases[i].ret);
+		CHECK_EQ(granted, cases[i].granted);
+		if (cases[i].ret) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "max_latency_ms %u is outside 10..60000",
+				 cases[i].asked);
+			CHECK_STR(why.text, want);
+		}
+	}
+}
+
 int main(void)
 {
 	test_catalogue();
 	test_glob_table();
 	test_glob_long_system();
 	test_select_table();
+	test_latency_table();
 	return check_exit("test-select");
 }
