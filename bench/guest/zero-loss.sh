@@ -18,6 +18,8 @@ secs=${ZL_SECONDS:-10}
 rates=${ZL_RATES:-"8000 16000 32000 64000 128000 256000 512000"}
 # ZL_DAEMON_ARGS: ringtapd options to compare, e.g. "--wake-percent=25".
 daemon_args=${ZL_DAEMON_ARGS:-}
+# ZL_RECORD_ARGS: `ringtap record` options, e.g. "--max-latency=1000".
+record_args=${ZL_RECORD_ARGS:-}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 # tool_ticks "COMM ...": the CPU time (1/100 s) of every process with one of these names.
 tool_ticks() {
@@ -67,7 +69,7 @@ through_ringtapd() {
 for rate in $rates; do
 	rm -f /tmp/r.cap
 	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
-		ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap
+		ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap $record_args
 	why=
 	got=$(rt-guest-capture-check /tmp/r.cap 2> /tmp/r.chk | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
 	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/r.chk /tmp/r.err | tr '\n' ' ')"
