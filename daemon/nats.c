@@ -55,14 +55,15 @@ struct rt_nats {
 	 */
 	natsMsg **again;
 	size_t nagain, again_cap;
-	bool stop, connected, need_stream, ready, held;
+	bool stop, connected, need_stream, ready;
+	bool replay;			/* again holds messages to publish before any new one */
 	char why[200];			/* the last failure, for the loop to log */
 	_Atomic unsigned long pending;	/* queued or unacknowledged */
 	_Atomic uint64_t acked;
 	_Atomic unsigned int reconnects;
 	_Atomic bool resend;		/* a Welcome or Schema failed: send them again */
 	_Atomic bool restream;		/* ... and make sure the stream takes our subjects */
-	_Atomic bool hold;		/* a message no stream took: stop publishing */
+	_Atomic bool bounced;		/* a message no stream took: publish nothing new */
 	_Atomic unsigned int resubjects;	/* times our subject was added back */
 	_Atomic uint64_t published_again;
 	_Atomic int state;
@@ -139,7 +140,7 @@ static bool keep_for_again(struct rt_nats *n, natsMsg *msg)
 	if (n->nagain < n->again_cap) {
 		n->again[n->nagain++] = msg;
 		n->ready = false;
-		atomic_store(&n->hold, true);
+		atomic_store(&n->bounced, true);
 		pthread_cond_signal(&n->wake);
 		kept = true;
 	}
@@ -280,7 +281,7 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 
 	jsPubOptions_Init(&po);
 	po.MaxWait = ACK_WAIT_MS;
-	while (m && !atomic_load(&n->hold)) {
+	while (m && !atomic_load(&n->bounced)) {
 		struct rt_pub_msg *next = m->next;
 		natsStatus s = js_PublishAsync(n->js, m->subject, m->data, (int)m->len, &po);
 
@@ -361,7 +362,7 @@ static void *publisher(void *arg)
 	for (;;) {
 		struct rt_pub_msg *batch, *rest;
 
-		if (atomic_load(&n->hold)) {
+		if (atomic_load(&n->bounced)) {
 			jsPubOptions po;
 
 			/* Every message in flight answered first, so that none overtakes. */
@@ -370,8 +371,8 @@ static void *publisher(void *arg)
 			po.MaxWait = ACK_WAIT_MS;
 			js_PublishAsyncComplete(n->js, &po);
 			pthread_mutex_lock(&n->lock);
-			atomic_store(&n->hold, false);
-			n->held = true;
+			atomic_store(&n->bounced, false);
+			n->replay = true;
 			atomic_store(&n->restream, true);
 		}
 		if (atomic_exchange(&n->restream, false)) {
@@ -395,8 +396,8 @@ static void *publisher(void *arg)
 			}
 			n->ready = true;
 			atomic_store(&n->state, CONN_READY);
-			if (n->held) {
-				n->held = false;
+			if (n->replay) {
+				n->replay = false;
 				pthread_mutex_unlock(&n->lock);
 				publish_again(n, ret == 1);
 				pthread_mutex_lock(&n->lock);
