@@ -704,6 +704,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 {
 	struct rt_why why = { "" };
+	unsigned int latency_ms = c->latency_ms;
 	int ret;
 
 	/*
@@ -715,6 +716,9 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	ret = options_apply(c, sub, &why);
 	if (!ret)
 		ret = subscribe(c, sub, &why);
+	/* A stream that ends here does not get to set the drain period on its way out. */
+	if (ret < 0)
+		c->latency_ms = latency_ms;
 	selection_changed(c->srv);
 	if (ret < 0) {
 		char msg[400];

@@ -186,27 +186,32 @@ static unsigned int latency_bound_ms(const struct ringtapd *d)
 	return ms;
 }
 
-/* Three quarters of the bound: a pass, and the subscriber's own read, fit in the rest. */
+/*
+ * Three quarters of the bound: a pass, and the subscriber's own read, fit in
+ * the rest. --once reads to the end at the daemon's pace: a subscriber that
+ * accepts a minute must not make the daemon take minutes to finish.
+ */
 static unsigned int drain_period_ms(const struct ringtapd *d)
 {
-	return d->drain_ms ?: latency_bound_ms(d) * 3 / 4;
+	return d->drain_ms ?: (d->once ? d->max_latency_ms : latency_bound_ms(d)) * 3 / 4;
 }
 
 /*
- * A subscriber came, left or asked again. A shorter period starts now, not
- * after the longer one already armed; a longer one at the next pass.
+ * A subscriber came, left or asked again, or a reload changed the bounds. A
+ * shorter period starts now, not after the longer one already armed; a
+ * longer one at the next pass.
  */
-static void on_latency_changed(void *userdata)
+void ringtapd_timing_changed(struct ringtapd *d)
 {
-	struct ringtapd *d = userdata;
 	unsigned int period = drain_period_ms(d);
 	uint64_t now, due;
 	int enabled;
 
-	if (period == d->logged_period_ms || d->stopping || !d->drain_timer)
+	if (d->stopping || !d->drain_timer)
 		return;
-	rt_log(LOG_INFO, "draining every %u ms while records flow (the shortest latency bound "
-	       "asked is %u ms)", period, latency_bound_ms(d));
+	if (period != d->logged_period_ms)
+		rt_log(LOG_INFO, "draining every %u ms while records flow (the shortest latency "
+		       "bound asked is %u ms)", period, latency_bound_ms(d));
 	d->logged_period_ms = period;
 	if (d->idle || sd_event_source_get_enabled(d->drain_timer, &enabled) < 0 ||
 	    enabled == SD_EVENT_OFF || sd_event_now(d->loop, CLOCK_MONOTONIC, &now) < 0 ||
@@ -214,6 +219,11 @@ static void on_latency_changed(void *userdata)
 		return;
 	if (now + period * 1000ULL < due)
 		(void)sd_event_source_set_time(d->drain_timer, now + period * 1000ULL);
+}
+
+static void on_latency_changed(void *userdata)
+{
+	ringtapd_timing_changed(userdata);
 }
 
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)

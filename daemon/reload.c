@@ -67,6 +67,7 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		rt_strv_free(globs);
 	}
 	ringtapd_apply_timing(d, &next);
+	ringtapd_timing_changed(d);
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
 	/* Revoking a certificate's access must not wait for a restart; a bad file is said there. */

@@ -86,6 +86,8 @@ int ringtapd_loop_start(struct ringtapd *d);
 /* Runs until the stop is done; 0, or -errno (already said in the log). */
 int ringtapd_loop_run(struct ringtapd *d);
 void ringtapd_loop_stop(struct ringtapd *d);
+/* The latency bounds changed (a subscriber, a reload): logs the period, re-arms a shorter one. */
+void ringtapd_timing_changed(struct ringtapd *d);
 /* Tracing off, every CPU read to the end, then subscribers get their grace. */
 void ringtapd_begin_stop(struct ringtapd *d);
 /* The losses per CPU and NATS's counts, in the log. */
