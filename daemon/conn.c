@@ -734,6 +734,28 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		c->dead = "cannot send HostTexts";
 }
 
+/* What is queued goes, then the losses owed, then our Bye, then the close. */
+static void conn_leave(struct rt_conn *c)
+{
+	struct rt_buf b = { 0 };
+
+	c->leaving = false;
+	if (rt_subscriber_flush_losses(&c->sub))
+		conn_out_of_memory(c, "for its last loss reports");
+	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
+		c->said_bye = true;
+	rt_buf_free(&b);
+	c->state = CONN_CLOSING;
+	conn_want_write(c, true);
+}
+
+void rt_server_pass_done(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->leaving && c->state == CONN_STREAMING)
+			conn_leave(c);
+}
+
 static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 {
 	switch (c->state) {
@@ -747,18 +769,17 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 	case CONN_STREAMING:
 		if (f->msg_case == RINGTAP__FRAME__MSG_BYE) {
 			/*
-			 * The client ends the stream and reads on to its end: what is
-			 * queued goes, then the losses owed, then our Bye, then the close.
+			 * The client ends the stream and reads on to its end. What the
+			 * kernel holds was written while it was subscribed: with a long
+			 * latency bound that is up to most of it. A pass first, so it
+			 * gets those records; then the rest of the leaving.
 			 */
-			struct rt_buf b = { 0 };
-
-			if (rt_subscriber_flush_losses(&c->sub))
-				conn_out_of_memory(c, "for its last loss reports");
-			if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
-				c->said_bye = true;
-			rt_buf_free(&b);
-			c->state = CONN_CLOSING;
-			conn_want_write(c, true);
+			if (c->srv->pass_wanted && !c->leaving) {
+				c->leaving = true;
+				c->srv->pass_wanted(c->srv->userdata);
+			} else if (!c->leaving) {
+				conn_leave(c);
+			}
 			return;
 		}
 		if (f->msg_case == RINGTAP__FRAME__MSG_UPDATE && f->update->subscription) {

@@ -96,6 +96,7 @@ struct rt_conn {
 	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
 	unsigned int latency_ms;	/* the bound it asked; 0: the daemon's */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
+	bool leaving;		/* said Bye: one more drain pass, then ours */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 };
 
@@ -133,6 +134,7 @@ struct rt_server {
 	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
 	size_t legacy_scratch_size;
 	void (*latency_changed)(void *userdata);
+	void (*pass_wanted)(void *userdata);
 	void *userdata;
 };
 

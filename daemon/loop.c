@@ -226,6 +226,19 @@ static void on_latency_changed(void *userdata)
 	ringtapd_timing_changed(userdata);
 }
 
+/* A subscriber said Bye: a pass now (rt_server_pass_done then sends it ours). */
+static void on_pass_wanted(void *userdata)
+{
+	struct ringtapd *d = userdata;
+
+	if (d->idle) {
+		set_idle(d, false);
+		return;
+	}
+	(void)sd_event_source_set_time_relative(d->drain_timer, 0);
+	(void)sd_event_source_set_enabled(d->drain_timer, SD_EVENT_ONESHOT);
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ringtapd *d = userdata;
@@ -235,10 +248,13 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	if (d->nats)
 		rt_nats_poll(d->nats);
 	if (d->stopping) {
+		if (d->server)
+			rt_server_pass_done(d->server);
 		if (stop_step(d))
 			return sd_event_exit(d->loop, 0);
 		next_us = POLL_US;
 	} else if (d->server && rt_server_subscribers(d->server) < d->wait_subscribers) {
+		rt_server_pass_done(d->server);
 		next_us = POLL_US;
 	} else {
 		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */
@@ -246,6 +262,8 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		/* The pump said why: the loop ends with 1, "said". */
 		if (n < 0)
 			return sd_event_exit(d->loop, 1);
+		if (d->server)
+			rt_server_pass_done(d->server);
 		if (d->once && (n == 0 || rt_pump_all_eof(d->pump))) {
 			ringtapd_begin_stop(d);
 			next_us = 0;
@@ -356,6 +374,7 @@ int ringtapd_loop_start(struct ringtapd *d)
 	if (ret < 0)
 		goto fail;
 	d->server_opts.latency_changed = on_latency_changed;
+	d->server_opts.pass_wanted = on_pass_wanted;
 	d->server_opts.userdata = d;
 	d->logged_period_ms = drain_period_ms(d);
 	what = "arming the drain timer";

@@ -82,6 +82,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->limits = o->limits;
 	srv->user_space_selection = o->user_space_selection;
 	srv->latency_changed = o->latency_changed;
+	srv->pass_wanted = o->pass_wanted;
 	srv->userdata = o->userdata;
 	srv->trace_clockid = trace_clockid(session->clock);
 	rt_host_id_read(&srv->id, session);

@@ -48,6 +48,11 @@ struct rt_server_opts {
 	bool user_space_selection;	/* no kernel filters or pid lists (kernel_selection = 0) */
 	/* Called when rt_server_latency_ms() may have changed: a subscriber came, left or asked again. */
 	void (*latency_changed)(void *userdata);
+	/*
+	 * A subscriber said Bye: a drain pass is wanted now, and
+	 * rt_server_pass_done() after it. NULL: the Bye is answered at once.
+	 */
+	void (*pass_wanted)(void *userdata);
 	void *userdata;
 };
 
@@ -68,6 +73,12 @@ void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online
 
 /* Whether a client takes records one by one (DECODED or FIXED), not only whole pages. */
 bool rt_server_wants_records(const struct rt_server *server);
+
+/*
+ * After a drain pass: subscribers that said Bye got what the kernel held
+ * when they said it, and now their losses and our Bye.
+ */
+void rt_server_pass_done(struct rt_server *server);
 
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);

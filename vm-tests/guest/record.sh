@@ -48,3 +48,27 @@ expect_eq "records in the file (ringtapd delivered $delivered)" "$infile" "$deli
 grep -q "queued and never sent" /tmp/d2.err && fail "records queued and never sent: $(cat /tmp/d2.err)"
 kill -INT $daemon
 wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d2.err)"
+
+# --- a long latency bound, then a stop: what the kernel held reaches the file ---
+# The recorder accepts a minute (--max-latency=60000): ringtapd drains every
+# 45 s. After the first burst's pass the second burst stays in the kernel's
+# buffer; the recorder's Bye gets a pass of its own before ringtapd's Bye,
+# so both bursts (1000 and 2000 events on each of 2 CPUs) are in the file.
+ringtapd -s $sock 2> /tmp/d3.err &
+daemon=$!
+wait_lines /tmp/d3.err "listening on"
+ringtap record -s $sock -e ringtap_test:ringtap_test --max-latency=60000 -o /tmp/late.cap \
+	2> /tmp/late.err &
+r=$!
+wait_lines /tmp/d3.err subscribed
+grep -q "draining every 45000 ms" /tmp/d3.err || fail "no 45 s period: $(cat /tmp/d3.err)"
+echo 1000 > $RINGTAP_TEST/burst
+sleep 2
+echo 2000 > $RINGTAP_TEST/burst
+sleep 2
+kill -INT $r
+wait_or_dump $r 30 || fail "ringtap record after a signal: $(cat /tmp/late.err)"
+out=$(rt-guest-capture-check /tmp/late.cap | sed 's/^frames=[0-9]* pages=[0-9]* records=[0-9]* //')
+expect_eq "both bursts in the file of a recorder with a 60 s bound" "$out" "test_records=6000 lost=0"
+kill -INT $daemon
+wait_or_dump $daemon 30 || fail "ringtapd: $(cat /tmp/d3.err)"
