@@ -774,12 +774,11 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 			 * latency bound that is up to most of it. A pass first, so it
 			 * gets those records; then the rest of the leaving.
 			 */
-			if (c->srv->pass_wanted && !c->leaving) {
-				c->leaving = true;
-				c->srv->pass_wanted(c->srv->userdata);
-			} else if (!c->leaving) {
+			if (c->leaving)
+				return;
+			c->leaving = true;
+			if (!c->srv->pass_wanted || !c->srv->pass_wanted(c->srv->userdata))
 				conn_leave(c);
-			}
 			return;
 		}
 		if (f->msg_case == RINGTAP__FRAME__MSG_UPDATE && f->update->subscription) {

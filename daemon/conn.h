@@ -134,7 +134,7 @@ struct rt_server {
 	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
 	size_t legacy_scratch_size;
 	void (*latency_changed)(void *userdata);
-	void (*pass_wanted)(void *userdata);
+	bool (*pass_wanted)(void *userdata);
 	void *userdata;
 };
 

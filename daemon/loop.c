@@ -226,17 +226,27 @@ static void on_latency_changed(void *userdata)
 	ringtapd_timing_changed(userdata);
 }
 
+/* Whether the drain timer drains: not before --wait-subscribers are in, not once stopping. */
+static bool draining(const struct ringtapd *d)
+{
+	return !d->stopping &&
+	       !(d->server && rt_server_subscribers(d->server) < d->wait_subscribers);
+}
+
 /* A subscriber said Bye: a pass now (rt_server_pass_done then sends it ours). */
-static void on_pass_wanted(void *userdata)
+static bool on_pass_wanted(void *userdata)
 {
 	struct ringtapd *d = userdata;
 
+	if (!draining(d))
+		return false;
 	if (d->idle) {
 		set_idle(d, false);
-		return;
+		return true;
 	}
 	(void)sd_event_source_set_time_relative(d->drain_timer, 0);
 	(void)sd_event_source_set_enabled(d->drain_timer, SD_EVENT_ONESHOT);
+	return true;
 }
 
 static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -248,13 +258,10 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	if (d->nats)
 		rt_nats_poll(d->nats);
 	if (d->stopping) {
-		if (d->server)
-			rt_server_pass_done(d->server);
 		if (stop_step(d))
 			return sd_event_exit(d->loop, 0);
 		next_us = POLL_US;
-	} else if (d->server && rt_server_subscribers(d->server) < d->wait_subscribers) {
-		rt_server_pass_done(d->server);
+	} else if (!draining(d)) {
 		next_us = POLL_US;
 	} else {
 		d->wait_subscribers = 0;	/* once reached, later departures do not pause us */

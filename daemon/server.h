@@ -49,10 +49,11 @@ struct rt_server_opts {
 	/* Called when rt_server_latency_ms() may have changed: a subscriber came, left or asked again. */
 	void (*latency_changed)(void *userdata);
 	/*
-	 * A subscriber said Bye: a drain pass is wanted now, and
-	 * rt_server_pass_done() after it. NULL: the Bye is answered at once.
+	 * A subscriber said Bye: true when a drain pass comes at once, with
+	 * rt_server_pass_done() after it; false (stopping, or not reading yet):
+	 * the Bye is answered now.
 	 */
-	void (*pass_wanted)(void *userdata);
+	bool (*pass_wanted)(void *userdata);
 	void *userdata;
 };
 
