@@ -218,6 +218,89 @@ static int client_side(struct ctx *c, struct rt_decoder *d, const struct rt_layo
 	return 0;
 }
 
+/*
+ * A raw subscriber's side (ringtap record): every page as ringtapd sends it,
+ * a Pages frame each (setup), then each round takes every page out of its
+ * frame, unpacked by protobuf-c (mode pages-unpack, as before Pages were read
+ * in place) or read in place (pages-view), and adds up its event count.
+ */
+static int pages_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *pages[2],
+		      size_t lens[2], int rounds, int only, struct ctx *c, double ns[2])
+{
+	struct rt_buf *frames = NULL;
+	unsigned int *counts = NULL;
+	size_t n = 0;
+
+	for (int cpu = 0; cpu < 2; cpu++)
+		for (size_t off = 0; off < lens[cpu]; off += l->sub_buffer_size) {
+			struct rt_frame_parts parts;
+			struct rt_page_result res;
+
+			frames = realloc(frames, (n + 1) * sizeof(*frames));
+			counts = realloc(counts, (n + 1) * sizeof(*counts));
+			if (!frames || !counts || rt_decode_page(d, (unsigned int)cpu,
+								 pages[cpu] + off, l->sub_buffer_size,
+								 NULL, NULL, &res) ||
+			    rt_encode_pages_parts((unsigned int)cpu, pages[cpu] + off,
+						  l->sub_buffer_size, res.records, &parts))
+				return 1;
+			memset(&frames[n], 0, sizeof(frames[n]));
+			for (unsigned int i = 0; i < parts.n; i++)
+				rt_buf_put(&frames[n], parts.iov[i].iov_base, parts.iov[i].iov_len);
+			counts[n++] = res.records;
+		}
+	for (int mode = 8; mode < 10; mode++) {
+		unsigned long long events = 0, bytes = 0;
+		double t;
+
+		if (only >= 0 && mode != only)
+			continue;
+		t = now_ns();
+		for (int r = 0; r < rounds; r++)
+			for (size_t i = 0; i < n; i++) {
+				uint64_t flen;
+				int used = rt_wire_varint_decode(frames[i].data, frames[i].len, &flen);
+				const uint8_t *payload = frames[i].data + used;
+
+				if (mode == 8) {
+					Ringtap__Frame *f = ringtap__frame__unpack(NULL, flen, payload);
+
+					if (!f || f->msg_case != RINGTAP__FRAME__MSG_PAGES)
+						return 1;
+					for (size_t k = 0; k < f->pages->n_pages; k++) {
+						events += k < f->pages->n_records ?
+								  f->pages->records[k] : 0;
+						bytes += f->pages->pages[k].data[0];
+					}
+					ringtap__frame__free_unpacked(f, NULL);
+				} else {
+					struct rt_pages_view v;
+					const uint8_t *msg, *page;
+					uint32_t number, records;
+					size_t msg_len, len;
+
+					if (rt_view_frame_message(payload, flen, &number, &msg,
+								  &msg_len) != 1 ||
+					    rt_pages_view_open(&v, msg, msg_len))
+						return 1;
+					while (rt_pages_view_next(&v, &page, &len, &records) == 1) {
+						events += records;
+						bytes += page[0];
+					}
+				}
+			}
+		ns[mode - 8] = (now_ns() - t) / (double)events;
+		c->events = events;
+		if (!bytes && !events)
+			return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		rt_buf_free(&frames[i]);
+	free(frames);
+	free(counts);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
@@ -236,15 +319,16 @@ int main(int argc, char **argv)
 	double ns_view = 0, ns_line = 0, ns_unpack = 0, ns_unpack_line = 0;
 	unsigned long long n_tep = 0;
 	static const char *const modes[] = { "decode", "text", "encode", "tep", "view", "line",
-					     "unpack", "unpack-line" };
+					     "unpack", "unpack-line", "pages-unpack", "pages-view" };
+	double ns_pages[2] = { 0, 0 };
 	int only = -1;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS [decode|text|encode|tep|view|line|"
-			"unpack|unpack-line]]\n", argv[0]);
+			"unpack|unpack-line|pages-unpack|pages-view]]\n", argv[0]);
 		return 2;
 	}
-	for (int m = 0; argc > 3 && m < 8; m++)
+	for (int m = 0; argc > 3 && m < 10; m++)
 		if (!strcmp(argv[3], modes[m]))
 			only = m;
 	if (argc > 3 && only < 0) {
@@ -357,7 +441,11 @@ int main(int argc, char **argv)
 		kbuffer_free(kb);
 		tep_free(peer);
 	}
-	if (only < 0 || only >= 4) {
+	if (only < 0 || only >= 8) {
+		if (pages_side(l, d, pages, lens, rounds, only, &c, ns_pages))
+			return 1;
+	}
+	if (only < 0 || (only >= 4 && only < 8)) {
 		double ns[4];
 
 		if (client_side(&c, d, l, pages, lens, rounds, only, ns))
@@ -381,6 +469,8 @@ int main(int argc, char **argv)
 	printf("%-44s %8.1f ns/event\n", "client: read in place + text line", ns_line);
 	printf("%-44s %8.1f ns/event\n", "client: Batch unpacked by protobuf-c", ns_unpack);
 	printf("%-44s %8.1f ns/event\n", "client: unpacked + text line", ns_unpack_line);
+	printf("%-44s %8.1f ns/event\n", "raw client: Pages unpacked by protobuf-c", ns_pages[0]);
+	printf("%-44s %8.1f ns/event\n", "raw client: Pages read in place", ns_pages[1]);
 out:
 	trace_seq_destroy(&c.seq);
 	rt_buf_free(&c.packed);

@@ -159,6 +159,27 @@ static int next_in_place(struct rt_consumer *c, struct ringtap_event *ev)
 	return 1;
 }
 
+/* The next page of a Pages read in place; 0 after the last. */
+static int next_page_in_place(struct rt_consumer *c, struct ringtap_event *ev)
+{
+	const uint8_t *page;
+	uint32_t records;
+	size_t len;
+	int ret = rt_pages_view_next(&c->pages, &page, &len, &records);
+
+	if (ret < 0)
+		return rt_consumer_fail(c, -EBADMSG, "a Pages that does not parse");
+	if (ret == 0)
+		return 0;
+	c->page.data = (uint8_t *)page;
+	c->page.len = len;
+	ev->kind = RINGTAP_PAGE;
+	ev->cpu = c->pages.cpu;
+	ev->page_records = records;
+	ev->page = &c->page;
+	return 1;
+}
+
 /* Frames whose items are given one event each. */
 static bool holds_many(const Ringtap__Frame *f)
 {
@@ -171,6 +192,8 @@ static int next_item(struct rt_consumer *c, struct ringtap_event *ev)
 {
 	const Ringtap__Frame *f = c->cur;
 
+	if (c->in_place && c->in_place_kind == RINGTAP__FRAME__MSG_PAGES)
+		return next_page_in_place(c, ev);
 	if (c->in_place)
 		return next_in_place(c, ev);
 	switch (f->msg_case) {
@@ -301,21 +324,34 @@ int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev)
 int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, size_t len,
 			      struct ringtap_event *ev)
 {
-	const uint8_t *batch;
-	size_t batch_len;
-	int ret = rt_view_frame_batch(payload, len, &batch, &batch_len);
+	const uint8_t *msg;
+	uint32_t number;
+	size_t msg_len;
+	int ret = rt_view_frame_message(payload, len, &number, &msg, &msg_len);
 
 	if (ret < 0)
 		return rt_consumer_fail(c, -EBADMSG, "a frame that does not parse");
-	if (ret == 0)
+	if (ret == 0 ||
+	    (number != RINGTAP__FRAME__MSG_BATCH && number != RINGTAP__FRAME__MSG_PAGES))
 		return -ENOMSG;
 	drop_current(c);
-	if (rt_batch_view_open(&c->batch, batch, batch_len))
+	if (number == RINGTAP__FRAME__MSG_PAGES) {
+		if (rt_pages_view_open(&c->pages, msg, msg_len))
+			return rt_consumer_fail(c, -EBADMSG, "a Pages that does not parse");
+		ret = check_cpu(c, c->pages.cpu, "a Pages");
+		if (ret)
+			return ret;
+		c->in_place = true;
+		c->in_place_kind = RINGTAP__FRAME__MSG_PAGES;
+		return next_page_in_place(c, ev);
+	}
+	if (rt_batch_view_open(&c->batch, msg, msg_len))
 		return rt_consumer_fail(c, -EBADMSG, "a Batch that does not parse");
 	ret = check_cpu(c, c->batch.cpu, "a Batch");
 	if (ret)
 		return ret;
 	c->in_place = true;
+	c->in_place_kind = RINGTAP__FRAME__MSG_BATCH;
 	return next_in_place(c, ev);
 }
 

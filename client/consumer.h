@@ -25,12 +25,15 @@ struct rt_consumer {
 	size_t n_schemas, schemas_alloc;
 	Ringtap__Frame *cur;		/* the frame the last event points into */
 	size_t batch_next;		/* with a many-item frame in cur: the next item */
-	/* A Batch read in place (views on): its records, one at a time. */
+	/* A Batch or Pages read in place (views on): its items, one at a time. */
 	bool in_place;
+	Ringtap__Frame__MsgCase in_place_kind;
 	struct rt_batch_view batch;
 	struct rt_record_view view;	/* the current record */
 	struct rt_value *vals;		/* room for its values */
 	size_t n_vals;
+	struct rt_pages_view pages;
+	ProtobufCBinaryData page;	/* the current page, pointing into the frame */
 	bool end;
 	bool said_bye;			/* the stream ended with a Bye: nothing unreported */
 	int error;			/* once set, every call returns it */
@@ -63,11 +66,12 @@ int rt_consumer_take(struct rt_consumer *c, Ringtap__Frame *f, struct ringtap_ev
 int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev);
 
 /*
- * The frame's payload as it came, when it holds a Batch: its records read
- * in place (RINGTAP_RECORD events with record NULL; the record is c->view),
- * returning as rt_consumer_take. -ENOMSG when it holds another message:
- * unpack it and hand it to rt_consumer_take. The payload must stay as it
- * is until the Batch's last record was taken.
+ * The frame's payload as it came, when it holds a Batch or Pages: its
+ * records read in place (RINGTAP_RECORD events with record NULL; the record
+ * is c->view), or its pages (RINGTAP_PAGE events whose page points into the
+ * payload), returning as rt_consumer_take. -ENOMSG when it holds another
+ * message: unpack it and hand it to rt_consumer_take. The payload must stay
+ * as it is until the frame's last item was taken.
  */
 int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, size_t len,
 			      struct ringtap_event *ev);

@@ -251,7 +251,7 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 			return ret;
 		if (!payload)
 			return rt_consumer_end(&c->cons, false, ev);
-		/* Batches read in place when asked (a frame tap wants every frame unpacked). */
+		/* Batches and Pages read in place when asked (a frame tap wants every frame unpacked). */
 		ret = c->views && !c->frame_tap ?
 			      rt_consumer_take_in_place(&c->cons, payload, len, ev) : -ENOMSG;
 		if (ret == -ENOMSG) {

@@ -250,7 +250,7 @@ int cmd_record(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	ringtap_set_frame_tap(c, recording_tap_frame);
+	ringtap_set_record_views(c, true);
 	welcome = ringtap_welcome(c);
 	if (recording_start(&r, welcome)) {
 		ringtap_close(c);
@@ -303,7 +303,7 @@ int cmd_record(int argc, char **argv)
 			c = next;
 			if (!c)
 				break;
-			ringtap_set_frame_tap(c, recording_tap_frame);
+			ringtap_set_record_views(c, true);
 			welcome = ringtap_welcome(c);
 			recording_clock_boot(&r, welcome);
 			goto tick;

@@ -8,6 +8,8 @@
 
 #include "recording.h"
 #include "tracedat.h"
+#include "view.h"
+#include "wire.h"
 
 /* The protobuf capture's stdio buffer: written out when full, on a pause, once a second. */
 #define RECORD_BUFFER	(256u << 10)
@@ -32,16 +34,9 @@ int recording_open(struct recording *r, const char *path, bool tracedat)
 	return 0;
 }
 
-/*
- * trace.dat: the format text of each Schema and the HostTexts, which reach a
- * client only through the frame tap (pages come from ringtap_next()).
- */
-void recording_tap_frame(void *ctx, const Ringtap__Frame *f)
+/* trace.dat: the format text of a Schema and the HostTexts. */
+static void take_texts(struct recording *r, const Ringtap__Frame *f)
 {
-	struct recording *r = ctx;
-
-	if (!r->td)
-		return;
 	if (f->msg_case == RINGTAP__FRAME__MSG_SCHEMA) {
 		const Ringtap__Schema *s = f->schema;
 
@@ -64,11 +59,42 @@ void recording_tap_frame(void *ctx, const Ringtap__Frame *f)
 	}
 }
 
+/*
+ * Schemas and HostTexts reach a client only through a tap (ringtap_next()
+ * hands out neither); a frame tap would have every frame unpacked, pages
+ * too. Of the frames as they came, those two are unpacked here, and the
+ * pages are read in place (record views).
+ */
+static void tracedat_tap(struct recording *r, const uint8_t *frame, size_t len)
+{
+	const uint8_t *msg;
+	uint32_t number;
+	size_t msg_len;
+	uint64_t payload_len;
+	int used = rt_wire_varint_decode(frame, len, &payload_len);
+	Ringtap__Frame *f;
+
+	/* The library checked the frame before the tap: what does not parse is skipped. */
+	if (!r->td || used <= 0 || payload_len != len - (size_t)used ||
+	    rt_view_frame_message(frame + used, payload_len, &number, &msg, &msg_len) != 1 ||
+	    (number != RINGTAP__FRAME__MSG_SCHEMA && number != RINGTAP__FRAME__MSG_HOST_TEXTS))
+		return;
+	f = ringtap__frame__unpack(NULL, payload_len, frame + used);
+	if (!f)
+		return;
+	take_texts(r, f);
+	ringtap__frame__free_unpacked(f, NULL);
+}
+
 void recording_tap_bytes(void *ctx, const uint8_t *frame, size_t len)
 {
 	struct recording *r = ctx;
 
-	if (r->tracedat || r->write_error)
+	if (r->tracedat) {
+		tracedat_tap(r, frame, len);
+		return;
+	}
+	if (r->write_error)
 		return;
 	if (fwrite(frame, 1, len, r->out) != len) {
 		r->write_error = errno ? errno : EIO;

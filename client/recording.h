@@ -6,7 +6,7 @@
  *
  * trace.dat: trace-cmd's file, version 6 (tracedat.c), for trace-cmd report
  * and KernelShark: the Welcome's header texts and clock, each Schema's
- * format text and the HostTexts (from the library's frame tap), the pages
+ * format text and the HostTexts (from the library's byte tap), the pages
  * by CPU, and the daemon's loss reports as each CPU's stats.
  *
  * protobuf: every frame as it came, delimited (the library's byte tap): the
@@ -55,9 +55,12 @@ struct recording {
 /* Creates the file; -errno, with the reason on stderr (msgs, from then on). */
 int recording_open(struct recording *r, const char *path, bool tracedat);
 
-/* The taps (ringtap_client_opts.tap and .frame_tap, ctx the recording). */
+/*
+ * ringtap_client_opts.tap (ctx the recording), with record views on: every
+ * frame as it came, delimited. The protobuf file takes each one; trace.dat
+ * the format texts of Schemas and the HostTexts.
+ */
 void recording_tap_bytes(void *ctx, const uint8_t *frame, size_t len);
-void recording_tap_frame(void *ctx, const Ringtap__Frame *frame);
 
 /* After the (first) Welcome: the CPUs' counters, the trace.dat's header. -errno, said on stderr. */
 int recording_start(struct recording *r, const Ringtap__Welcome *welcome);

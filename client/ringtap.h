@@ -206,7 +206,9 @@ void ringtap_set_frame_tap(struct ringtap_client *c,
  * Records read in place. With views on, a Batch is not unpacked: each
  * RINGTAP_RECORD event comes with record NULL (schema and cpu as before)
  * and ringtap_record_view() reads its values where they lie in the frame,
- * without an allocation per record. Off by default.
+ * without an allocation per record. Pages are not unpacked either: each
+ * RINGTAP_PAGE event's page points at the sub-buffer in the frame, not at
+ * a copy. Off by default; a frame tap turns it off.
  */
 enum ringtap_value_kind {
 	RINGTAP_VALUE_NONE,		/* no value was sent */

@@ -11,6 +11,10 @@ enum wire_type { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 #define FRAME_LAST_MESSAGE	14
 #define BATCH_CPU		1
 #define BATCH_RECORDS		2
+/* Pages: cpu = 1, pages = 2, records = 3 (a count per page, packed or not). */
+#define PAGES_CPU		1
+#define PAGES_PAGES		2
+#define PAGES_RECORDS		3
 
 static bool get_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
@@ -95,11 +99,11 @@ static inline bool get_field(const uint8_t **pp, const uint8_t *end, uint32_t *n
 	}
 }
 
-int rt_view_frame_batch(const uint8_t *frame, size_t len, const uint8_t **batch,
-			size_t *batch_len)
+int rt_view_frame_message(const uint8_t *frame, size_t len, uint32_t *number,
+			  const uint8_t **msg, size_t *msg_len)
 {
 	const uint8_t *p = frame, *end = frame + len, *bytes = NULL;
-	uint32_t number, last = 0;
+	uint32_t field, last = 0;
 	unsigned int type;
 	size_t n = 0;
 	uint64_t num;
@@ -109,21 +113,29 @@ int rt_view_frame_batch(const uint8_t *frame, size_t len, const uint8_t **batch,
 		const uint8_t *b;
 		size_t l;
 
-		if (!get_field(&p, end, &number, &type, &num, &b, &l))
+		if (!get_field(&p, end, &field, &type, &num, &b, &l))
 			return -EBADMSG;
-		if (number > FRAME_LAST_MESSAGE)
+		if (field > FRAME_LAST_MESSAGE)
 			continue;
-		last = number;
-		if (number == FRAME_BATCH && type == WT_LEN) {
-			bytes = b;
-			n = l;
-		}
+		if (type != WT_LEN)
+			return -EBADMSG;	/* every message of the oneof is length-delimited */
+		last = field;
+		bytes = b;
+		n = l;
 	}
-	if (last != FRAME_BATCH || !bytes)
-		return 0;
-	*batch = bytes;
-	*batch_len = n;
-	return 1;
+	*number = last;
+	*msg = bytes;
+	*msg_len = n;
+	return last != 0;
+}
+
+int rt_view_frame_batch(const uint8_t *frame, size_t len, const uint8_t **batch,
+			size_t *batch_len)
+{
+	uint32_t number;
+	int ret = rt_view_frame_message(frame, len, &number, batch, batch_len);
+
+	return ret < 0 ? ret : ret && number == FRAME_BATCH;
 }
 
 int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len)
@@ -154,6 +166,89 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
 		return -EBADMSG;	/* a required field */
 	b->next = batch;
 	b->end = end;
+	return 0;
+}
+
+/*
+ * The next count of Pages.records from r on, packed or one by one: true and
+ * the count; false after the last (or at a malformed one: the open found
+ * none, so there is none).
+ */
+static bool next_page_count(struct rt_pages_view *v, uint32_t *count)
+{
+	uint64_t num;
+
+	while (v->count_run == v->count_end) {
+		const uint8_t *bytes;
+		uint32_t number;
+		unsigned int type;
+		size_t len;
+
+		if (v->counts == v->end ||
+		    !get_field(&v->counts, v->end, &number, &type, &num, &bytes, &len))
+			return false;
+		if (number != PAGES_RECORDS)
+			continue;
+		if (type == WT_VARINT) {
+			*count = (uint32_t)num;
+			return true;
+		}
+		v->count_run = bytes;
+		v->count_end = bytes + len;
+	}
+	if (!get_varint(&v->count_run, v->count_end, &num))
+		return false;
+	*count = (uint32_t)num;
+	return true;
+}
+
+int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len)
+{
+	const uint8_t *p = pages, *end = pages + len, *bytes;
+	bool have_cpu = false;
+	uint32_t number;
+	unsigned int type;
+	uint64_t num;
+	size_t l;
+
+	/* The CPU may come anywhere; every field is checked here, so next only finds. */
+	while (p < end) {
+		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
+			return -EBADMSG;
+		if (number == PAGES_CPU && type == WT_VARINT) {
+			v->cpu = (uint32_t)num;
+			have_cpu = true;
+		} else if ((number == PAGES_PAGES && type != WT_LEN) ||
+			   (number == PAGES_RECORDS && type != WT_VARINT && type != WT_LEN)) {
+			return -EBADMSG;	/* a known field with another wire type */
+		}
+	}
+	if (!have_cpu)
+		return -EBADMSG;	/* a required field */
+	v->next = v->counts = pages;
+	v->end = end;
+	v->count_run = v->count_end = NULL;
+	return 0;
+}
+
+int rt_pages_view_next(struct rt_pages_view *v, const uint8_t **page, size_t *len,
+		       uint32_t *records)
+{
+	while (v->next < v->end) {
+		uint32_t number;
+		unsigned int type;
+		uint64_t num;
+
+		/* Checked by the open: the fields parse, pages are length-delimited. */
+		if (!get_field(&v->next, v->end, &number, &type, &num, page, len))
+			return -EBADMSG;
+		if (number != PAGES_PAGES)
+			continue;
+		/* The i-th count is the i-th page's; a daemon before Pages.records sent none: 0. */
+		if (!next_page_count(v, records))
+			*records = 0;
+		return 1;
+	}
 	return 0;
 }
 

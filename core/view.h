@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * view: decoded records read where they lie, as a subscriber receives them.
+ * view: decoded records and raw pages read where they lie, as a subscriber
+ * receives them.
  * A Batch frame's records come one at a time with their timestamp, event
  * id, pid and values (numbers, texts, bytes, kernel symbols) pointing into
  * the frame's bytes, without protobuf-c unpacking a message per record or
@@ -51,6 +52,14 @@ struct rt_batch_view {
 };
 
 /*
+ * The Frame's message: 1 with its field number in Frame (5 for a Batch, 6
+ * for Pages, ...) and its bytes; 0 for a Frame with none this version knows
+ * (to be unpacked for its error); -EBADMSG for bytes that are no Frame.
+ */
+int rt_view_frame_message(const uint8_t *frame, size_t len, uint32_t *number,
+			  const uint8_t **msg, size_t *msg_len);
+
+/*
  * The Frame's message when it is a Batch: 1 with its bytes, 0 for any other
  * message (to be unpacked), -EBADMSG for bytes that are no Frame.
  */
@@ -67,6 +76,24 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
  */
 int rt_batch_view_next(struct rt_batch_view *b, struct rt_record_view *rec, struct rt_value *vals,
 		       size_t max);
+
+/* A Pages message's sub-buffers, in order, with the daemon's count of each one's events. */
+struct rt_pages_view {
+	uint32_t cpu;
+	const uint8_t *next, *end;		/* the fields not yet read for pages */
+	const uint8_t *counts;			/* ... and for Pages.records */
+	const uint8_t *count_run, *count_end;	/* a packed run of counts being read */
+};
+
+/* Reads and checks the Pages' fields (its CPU, the kinds of the others). -EBADMSG. */
+int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len);
+
+/*
+ * The next page: 1 with its bytes (into the frame) and its count of events
+ * (0 when the daemon sent none), 0 after the last, -EBADMSG.
+ */
+int rt_pages_view_next(struct rt_pages_view *v, const uint8_t **page, size_t *len,
+		       uint32_t *records);
 
 /* The same view of a protobuf-c Record (the unpacking API's records), values in vals. */
 int rt_record_view_of(const Ringtap__Record *r, struct rt_record_view *rec, struct rt_value *vals,

@@ -4,10 +4,11 @@
  * input is delimited frames; the first must be a Welcome the consumer takes
  * (as ringtap_connect would), the rest go through the consumer, and every
  * event it gives is formatted as text and as JSON. The stream is read
- * twice, Batches unpacked by protobuf-c and read in place (view.c): when
- * both read it to the end, their lines must be the same.
+ * twice, Batches and Pages unpacked by protobuf-c and read in place
+ * (view.c): when both read it to the end, their lines must be the same.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,17 @@ static void format(const struct rt_consumer *c, const struct ringtap_event *ev, 
 	const Ringtap__Layout *layout = c->welcome->welcome->layout;
 	char line[512];
 
+	if (ev->kind == RINGTAP_PAGE) {
+		/* A page as its CPU, count, length and a hash of its bytes (FNV-1a). */
+		uint64_t h = 0xcbf29ce484222325ULL;
+
+		for (size_t i = 0; i < ev->page->len; i++)
+			h = (h ^ ev->page->data[i]) * 0x100000001b3ULL;
+		keep(out, line, snprintf(line, sizeof(line), "page cpu=%u records=%u len=%zu %016llx",
+					 ev->cpu, ev->page_records, ev->page->len,
+					 (unsigned long long)h));
+		return;
+	}
 	for (unsigned int flags = 0; flags < 4; flags++) {
 		const Ringtap__Layout *l = flags & 2 ? NULL : layout;
 		int n = 0;

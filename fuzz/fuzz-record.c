@@ -2,10 +2,12 @@
 /*
  * What `ringtap record -o FILE.dat` does with a daemon's RAW stream, from
  * untrusted bytes: delimited frames, as libringtap hands them to the
- * recorder (every frame to the frame tap, the events of those after the
- * Welcome to recording_event), into a trace.dat that is then finished:
- * header texts, format texts, HostTexts, pages and loss reports.
+ * recorder (every frame to the byte tap, the events of those after the
+ * Welcome to recording_event, Pages read in place as with record views),
+ * into a trace.dat that is then finished: header texts, format texts,
+ * HostTexts, pages and loss reports.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,13 +24,22 @@ static const char *path(void)
 }
 
 /* false once the recording or the stream is over. */
-static bool take(struct recording *rec, struct rt_consumer *c, Ringtap__Frame *f)
+static bool take(struct recording *rec, struct rt_consumer *c, struct rt_wire_reader *r,
+		 const uint8_t *payload, size_t len)
 {
 	struct ringtap_event ev;
+	Ringtap__Frame *f = NULL;
+	const uint8_t *frame;
+	size_t frame_len;
 	int ret;
 
-	recording_tap_frame(rec, f);
+	/* libringtap's order: the tap sees the frame once it is whole, before it is taken. */
+	frame = rt_wire_reader_last(r, &frame_len);
+	if (frame)
+		recording_tap_bytes(rec, frame, frame_len);
 	if (!c->welcome) {
+		if (rt_wire_unpack(r, payload, len, &f) < 0)
+			return false;
 		if (f->msg_case != RINGTAP__FRAME__MSG_WELCOME ||
 		    rt_consumer_welcome(c, f, 1, RINGTAP__ENCODING__RAW)) {
 			ringtap__frame__free_unpacked(f, NULL);
@@ -36,7 +47,13 @@ static bool take(struct recording *rec, struct rt_consumer *c, Ringtap__Frame *f
 		}
 		return !recording_start(rec, c->welcome->welcome);
 	}
-	for (ret = rt_consumer_take(c, f, &ev); ret == 1; ret = rt_consumer_next(c, &ev))
+	ret = rt_consumer_take_in_place(c, payload, len, &ev);
+	if (ret == -ENOMSG) {
+		if (rt_wire_unpack(r, payload, len, &f) < 0)
+			return false;
+		ret = rt_consumer_take(c, f, &ev);
+	}
+	for (; ret == 1; ret = rt_consumer_next(c, &ev))
 		if (ev.kind == RINGTAP_END || !recording_event(rec, &ev))
 			return false;
 	return ret == 0;
@@ -59,9 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rec.msgs = quiet;
 	rt_wire_reader_init(&r, 1u << 20);
 	for (;;) {
-		Ringtap__Frame *f = NULL;
-		size_t used = 0;
-		int ret = rt_wire_reader_next(&r, &f);
+		const uint8_t *payload;
+		size_t used = 0, len;
+		int ret = rt_wire_reader_take(&r, &payload, &len);
 
 		if (ret == 0 && off < size) {
 			ret = rt_wire_reader_feed(&r, data + off, size - off, &used);
@@ -69,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ret >= 0)
 				continue;
 		}
-		if (ret <= 0 || !take(&rec, &c, f))
+		if (ret <= 0 || !take(&rec, &c, &r, payload, len))
 			break;
 	}
 	if (c.welcome)

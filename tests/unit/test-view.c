@@ -6,7 +6,8 @@
  * JSON lines; a Batch whose CPU comes after its records, fields of a later
  * version, and values a third party might write (a multi-byte key, a
  * symbol) read the same; a truncated record is refused, and one with more
- * values than room asks for more without losing its place.
+ * values than room asks for more without losing its place. Pages: the
+ * page read in place is the one protobuf-c unpacks, counts packed or not.
  */
 #include "encode.h"
 #include "fixture.h"
@@ -257,6 +258,102 @@ static void test_as_written(void)
 	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
 }
 
+/* Pages as ringtapd writes them: the page in place, the same as protobuf-c unpacks. */
+static void test_pages_as_written(void)
+{
+	static uint8_t page[4096];
+	struct rt_frame_parts parts;
+	struct rt_buf frame = { 0 };
+	struct rt_pages_view v;
+	const uint8_t *payload, *msg, *at;
+	Ringtap__Frame *f;
+	uint32_t number, records;
+	uint64_t len;
+	size_t msg_len, at_len;
+	int used;
+
+	for (size_t i = 0; i < sizeof(page); i++)
+		page[i] = (uint8_t)(i * 7);
+	CHECK_EQ(rt_encode_pages_parts(3, page, sizeof(page), 57, &parts), 0);
+	for (unsigned int k = 0; k < parts.n; k++)
+		rt_buf_put(&frame, parts.iov[k].iov_base, parts.iov[k].iov_len);
+	used = rt_wire_varint_decode(frame.data, frame.len, &len);
+	payload = frame.data + used;
+	CHECK_EQ(rt_view_frame_message(payload, len, &number, &msg, &msg_len), 1);
+	CHECK_EQ(number, RINGTAP__FRAME__MSG_PAGES);
+	CHECK_EQ(rt_view_frame_batch(payload, len, &msg, &msg_len), 0);
+	CHECK_EQ(rt_view_frame_message(payload, len, &number, &msg, &msg_len), 1);
+	CHECK_EQ(rt_pages_view_open(&v, msg, msg_len), 0);
+	CHECK_EQ(v.cpu, 3);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &at_len, &records), 1);
+	CHECK_EQ(at_len, sizeof(page));
+	CHECK(at_len == sizeof(page) && !memcmp(at, page, sizeof(page)));
+	CHECK(at > frame.data && at + at_len <= frame.data + frame.len);	/* in the frame */
+	CHECK_EQ(records, 57);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &at_len, &records), 0);
+	f = ringtap__frame__unpack(NULL, len, payload);
+	CHECK(f && f->msg_case == RINGTAP__FRAME__MSG_PAGES && f->pages->cpu == 3 &&
+	      f->pages->n_pages == 1 && f->pages->n_records == 1 && f->pages->records[0] == 57);
+	if (f)
+		ringtap__frame__free_unpacked(f, NULL);
+	rt_buf_free(&frame);
+}
+
+/* Pages as another writer may send them: counts packed, one by one, split, missing; the CPU last. */
+static void test_pages_foreign(void)
+{
+	static const uint8_t packed_first[] = {
+		0x1a, 0x03, 0x05, 0xac, 0x02,	/* records: packed [5, 300] */
+		0x12, 0x02, 'a', 'b',		/* pages: "ab" */
+		0xf8, 0x01, 0x01,		/* field 31, varint 1: a later version's */
+		0x12, 0x01, 'c',		/* pages: "c" */
+		0x08, 0x02,			/* cpu 2, last */
+	};
+	static const uint8_t split[] = {
+		0x08, 0x01,			/* cpu 1 */
+		0x18, 0x07,			/* records 7, one by one */
+		0x12, 0x01, 'x',		/* pages: "x" */
+		0x12, 0x00,			/* pages: empty */
+		0x12, 0x01, 'z',		/* pages: "z", no count left for it: 0 */
+		0x18, 0x08,			/* records 8 */
+	};
+	static const uint8_t bad_page[] = { 0x08, 0x01, 0x10, 0x05 };	/* pages as a varint */
+	static const uint8_t no_cpu[] = { 0x12, 0x01, 'x' };
+	static const uint8_t cut[] = { 0x08, 0x01, 0x12, 0x05, 'x' };	/* 5 bytes said, 1 there */
+	/* Frame: a Schema's key, then Pages: of a oneof the last one counts. */
+	static const uint8_t two_messages[] = { 0x22, 0x00, 0x32, 0x02, 0x08, 0x00 };
+	struct rt_pages_view v;
+	const uint8_t *at;
+	uint32_t records, number;
+	size_t len;
+
+	CHECK_EQ(rt_pages_view_open(&v, packed_first, sizeof(packed_first)), 0);
+	CHECK_EQ(v.cpu, 2);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 1);
+	CHECK(len == 2 && !memcmp(at, "ab", 2) && records == 5);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 1);
+	CHECK(len == 1 && at[0] == 'c' && records == 300);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 0);
+
+	CHECK_EQ(rt_pages_view_open(&v, split, sizeof(split)), 0);
+	CHECK_EQ(v.cpu, 1);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 1);
+	CHECK(len == 1 && at[0] == 'x' && records == 7);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 1);
+	CHECK(len == 0 && records == 8);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 1);
+	CHECK(len == 1 && at[0] == 'z' && records == 0);
+	CHECK_EQ(rt_pages_view_next(&v, &at, &len, &records), 0);
+
+	CHECK_EQ(rt_pages_view_open(&v, bad_page, sizeof(bad_page)), -EBADMSG);
+	CHECK_EQ(rt_pages_view_open(&v, no_cpu, sizeof(no_cpu)), -EBADMSG);
+	CHECK_EQ(rt_pages_view_open(&v, cut, sizeof(cut)), -EBADMSG);
+	CHECK_EQ(rt_view_frame_message(two_messages, sizeof(two_messages), &number, &at, &len), 1);
+	CHECK(number == RINGTAP__FRAME__MSG_PAGES && len == 2 && at == two_messages + 4);
+	CHECK_EQ(rt_view_frame_message(two_messages, 0, &number, &at, &len), 0);
+	CHECK_EQ(rt_view_frame_message(cut + 2, sizeof(cut) - 2, &number, &at, &len), -EBADMSG);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
@@ -267,5 +364,7 @@ int main(int argc, char **argv)
 	test_fixture(root, "rt", true);
 	test_foreign();
 	test_as_written();
+	test_pages_as_written();
+	test_pages_foreign();
 	return check_exit("test-view");
 }
