@@ -223,6 +223,8 @@ int rt_consumer_take(struct rt_consumer *c, Ringtap__Frame *f, struct ringtap_ev
 {
 	int ret = 0;
 
+	/* The last frame is done with, even when no rt_consumer_next said so (an empty one). */
+	drop_current(c);
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_SCHEMA:
 		return add_schema(c, f);

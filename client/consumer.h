@@ -54,7 +54,7 @@ int rt_consumer_welcome(struct rt_consumer *c, Ringtap__Frame *f, uint32_t versi
 /*
  * Takes one frame (and its ownership). Returns 1 with an event (f is then
  * the current frame, or freed), 0 when the frame gave none (a Schema, kept;
- * a HostTexts or an empty Batch), or -errno with the error set (f freed).
+ * a HostTexts, an empty Batch, Pages or Fixed), or -errno with the error set (f freed).
  */
 int rt_consumer_take(struct rt_consumer *c, Ringtap__Frame *f, struct ringtap_event *ev);
 
@@ -71,7 +71,7 @@ int rt_consumer_next(struct rt_consumer *c, struct ringtap_event *ev);
  * is c->view), or its pages (RINGTAP_PAGE events whose page points into the
  * payload), returning as rt_consumer_take. -ENOMSG when it holds another
  * message: unpack it and hand it to rt_consumer_take. The payload must stay
- * as it is until the frame's last item was taken.
+ * as it is while the caller uses the frame's last event.
  */
 int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, size_t len,
 			      struct ringtap_event *ev);

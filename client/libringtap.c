@@ -40,7 +40,7 @@ struct ringtap_client {
 	void (*tap)(void *ctx, const uint8_t *frame, size_t len);
 	void (*frame_tap)(void *ctx, const Ringtap__Frame *frame);
 	void *tap_ctx;
-	bool views;		/* Batches read in place: ringtap_record_view() */
+	bool views;		/* Batches and Pages read in place: ringtap_record_view() */
 	bool bye_sent;
 	struct rt_value *scratch;	/* ringtap_record_view() of an unpacked Record */
 	size_t n_scratch;

@@ -74,14 +74,23 @@ static void tracedat_tap(struct recording *r, const uint8_t *frame, size_t len)
 	int used = rt_wire_varint_decode(frame, len, &payload_len);
 	Ringtap__Frame *f;
 
-	/* The library checked the frame before the tap: what does not parse is skipped. */
+	/*
+	 * The library parses the frame after the tap and ends the stream at one
+	 * that does not parse: such a frame is skipped here.
+	 */
 	if (!r->td || used <= 0 || payload_len != len - (size_t)used ||
 	    rt_view_frame_message(frame + used, payload_len, &number, &msg, &msg_len) != 1 ||
 	    (number != RINGTAP__FRAME__MSG_SCHEMA && number != RINGTAP__FRAME__MSG_HOST_TEXTS))
 		return;
 	f = ringtap__frame__unpack(NULL, payload_len, frame + used);
-	if (!f)
+	if (!f) {
+		/* No memory, as the library parses it: said as a missing format, empty texts. */
+		if (number == RINGTAP__FRAME__MSG_SCHEMA)
+			r->bad_formats++;
+		else
+			r->host_texts++;
 		return;
+	}
 	take_texts(r, f);
 	ringtap__frame__free_unpacked(f, NULL);
 }

@@ -194,10 +194,10 @@ struct ringtap_event {
 int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms);
 
 /*
- * Called with every frame received from now on, unpacked, right after the
- * tap (with tap_ctx): Schemas and HostTexts, which ringtap_next() does not
+ * Called with every frame received from now on once it is unpacked, after
+ * the tap (with tap_ctx): Schemas and HostTexts, which ringtap_next() does not
  * hand out, reach a recorder this way. Valid during the call only. Every
- * Batch is then unpacked too, record views or not.
+ * Batch and Pages is then unpacked too, record views or not.
  */
 void ringtap_set_frame_tap(struct ringtap_client *c,
 			   void (*frame_tap)(void *ctx, const Ringtap__Frame *frame));
@@ -208,7 +208,8 @@ void ringtap_set_frame_tap(struct ringtap_client *c,
  * and ringtap_record_view() reads its values where they lie in the frame,
  * without an allocation per record. Pages are not unpacked either: each
  * RINGTAP_PAGE event's page points at the sub-buffer in the frame, not at
- * a copy. Off by default; a frame tap turns it off.
+ * a copy: read-only, and not aligned (copy it before casting its words).
+ * Off by default; a frame tap turns it off.
  */
 enum ringtap_value_kind {
 	RINGTAP_VALUE_NONE,		/* no value was sent */

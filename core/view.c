@@ -157,7 +157,9 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
 		}
 		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
 			return -EBADMSG;
-		if (number == BATCH_CPU && type == WT_VARINT) {
+		if (number == BATCH_CPU && type != WT_VARINT)
+			return -EBADMSG;	/* protobuf-c refuses it too */
+		if (number == BATCH_CPU) {
 			b->cpu = (uint32_t)num;
 			have_cpu = true;
 		}
@@ -170,9 +172,8 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
 }
 
 /*
- * The next count of Pages.records from r on, packed or one by one: true and
- * the count; false after the last (or at a malformed one: the open found
- * none, so there is none).
+ * The next count of Pages.records, packed or one by one: true and the
+ * count; false after the last (the open checked them all).
  */
 static bool next_page_count(struct rt_pages_view *v, uint32_t *count)
 {
@@ -215,13 +216,19 @@ int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len
 	while (p < end) {
 		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
 			return -EBADMSG;
-		if (number == PAGES_CPU && type == WT_VARINT) {
+		if ((number == PAGES_CPU && type != WT_VARINT) ||
+		    (number == PAGES_PAGES && type != WT_LEN) ||
+		    (number == PAGES_RECORDS && type != WT_VARINT && type != WT_LEN))
+			return -EBADMSG;	/* a known field with another wire type */
+		if (number == PAGES_CPU) {
 			v->cpu = (uint32_t)num;
 			have_cpu = true;
-		} else if ((number == PAGES_PAGES && type != WT_LEN) ||
-			   (number == PAGES_RECORDS && type != WT_VARINT && type != WT_LEN)) {
-			return -EBADMSG;	/* a known field with another wire type */
 		}
+		/* A packed run of counts must hold whole varints, as protobuf-c checks. */
+		for (const uint8_t *q = bytes; number == PAGES_RECORDS && type == WT_LEN &&
+					       q < bytes + l;)
+			if (!get_varint(&q, bytes + l, &num))
+				return -EBADMSG;
 	}
 	if (!have_cpu)
 		return -EBADMSG;	/* a required field */

@@ -320,8 +320,10 @@ static void test_pages_foreign(void)
 	static const uint8_t bad_page[] = { 0x08, 0x01, 0x10, 0x05 };	/* pages as a varint */
 	static const uint8_t no_cpu[] = { 0x12, 0x01, 'x' };
 	static const uint8_t cut[] = { 0x08, 0x01, 0x12, 0x05, 'x' };	/* 5 bytes said, 1 there */
-	/* Frame: a Schema's key, then Pages: of a oneof the last one counts. */
-	static const uint8_t two_messages[] = { 0x22, 0x00, 0x32, 0x02, 0x08, 0x00 };
+	/* Frame: a Bye, then Pages: of a oneof the last one counts (protobuf-c takes it too). */
+	static const uint8_t two_messages[] = { 0x5a, 0x00, 0x32, 0x02, 0x08, 0x00 };
+	static const uint8_t cpu_as_bytes[] = { 0x0a, 0x01, 0x01, 0x12, 0x01, 'x' };
+	static const uint8_t cut_count[] = { 0x08, 0x01, 0x1a, 0x01, 0x80, 0x12, 0x01, 'x' };
 	struct rt_pages_view v;
 	const uint8_t *at;
 	uint32_t records, number;
@@ -348,8 +350,17 @@ static void test_pages_foreign(void)
 	CHECK_EQ(rt_pages_view_open(&v, bad_page, sizeof(bad_page)), -EBADMSG);
 	CHECK_EQ(rt_pages_view_open(&v, no_cpu, sizeof(no_cpu)), -EBADMSG);
 	CHECK_EQ(rt_pages_view_open(&v, cut, sizeof(cut)), -EBADMSG);
+	CHECK_EQ(rt_pages_view_open(&v, cpu_as_bytes, sizeof(cpu_as_bytes)), -EBADMSG);
+	CHECK_EQ(rt_pages_view_open(&v, cut_count, sizeof(cut_count)), -EBADMSG);
 	CHECK_EQ(rt_view_frame_message(two_messages, sizeof(two_messages), &number, &at, &len), 1);
 	CHECK(number == RINGTAP__FRAME__MSG_PAGES && len == 2 && at == two_messages + 4);
+	{
+		Ringtap__Frame *f = ringtap__frame__unpack(NULL, sizeof(two_messages), two_messages);
+
+		CHECK(f && f->msg_case == RINGTAP__FRAME__MSG_PAGES);
+		if (f)
+			ringtap__frame__free_unpacked(f, NULL);
+	}
 	CHECK_EQ(rt_view_frame_message(two_messages, 0, &number, &at, &len), 0);
 	CHECK_EQ(rt_view_frame_message(cut + 2, sizeof(cut) - 2, &number, &at, &len), -EBADMSG);
 }
