@@ -228,26 +228,26 @@ static int pages_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *
 		      size_t lens[2], int rounds, int only, struct ctx *c, double ns[2])
 {
 	struct rt_buf *frames = NULL;
-	unsigned int *counts = NULL;
 	size_t n = 0;
 
 	for (int cpu = 0; cpu < 2; cpu++)
 		for (size_t off = 0; off < lens[cpu]; off += l->sub_buffer_size) {
+			struct rt_buf *grown = realloc(frames, (n + 1) * sizeof(*frames));
 			struct rt_frame_parts parts;
 			struct rt_page_result res;
 
-			frames = realloc(frames, (n + 1) * sizeof(*frames));
-			counts = realloc(counts, (n + 1) * sizeof(*counts));
-			if (!frames || !counts || rt_decode_page(d, (unsigned int)cpu,
-								 pages[cpu] + off, l->sub_buffer_size,
-								 NULL, NULL, &res) ||
+			if (!grown)
+				return 1;
+			frames = grown;
+			if (rt_decode_page(d, (unsigned int)cpu, pages[cpu] + off, l->sub_buffer_size,
+					   NULL, NULL, &res) ||
 			    rt_encode_pages_parts((unsigned int)cpu, pages[cpu] + off,
 						  l->sub_buffer_size, res.records, &parts))
 				return 1;
 			memset(&frames[n], 0, sizeof(frames[n]));
 			for (unsigned int i = 0; i < parts.n; i++)
 				rt_buf_put(&frames[n], parts.iov[i].iov_base, parts.iov[i].iov_len);
-			counts[n++] = res.records;
+			n++;
 		}
 	for (int mode = 8; mode < 10; mode++) {
 		unsigned long long events = 0, bytes = 0;
@@ -297,7 +297,6 @@ static int pages_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *
 	for (size_t i = 0; i < n; i++)
 		rt_buf_free(&frames[i]);
 	free(frames);
-	free(counts);
 	return 0;
 }
 

@@ -75,7 +75,7 @@ static void drop_current(struct rt_consumer *c)
 		ringtap__frame__free_unpacked(c->cur, NULL);
 	c->cur = NULL;
 	c->batch_next = 0;
-	c->in_place = false;
+	c->in_place = RINGTAP__FRAME__MSG__NOT_SET;
 }
 
 static int check_cpu(struct rt_consumer *c, uint32_t cpu, const char *what)
@@ -192,9 +192,9 @@ static int next_item(struct rt_consumer *c, struct ringtap_event *ev)
 {
 	const Ringtap__Frame *f = c->cur;
 
-	if (c->in_place && c->in_place_kind == RINGTAP__FRAME__MSG_PAGES)
+	if (c->in_place == RINGTAP__FRAME__MSG_PAGES)
 		return next_page_in_place(c, ev);
-	if (c->in_place)
+	if (c->in_place == RINGTAP__FRAME__MSG_BATCH)
 		return next_in_place(c, ev);
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_FIXED:
@@ -327,8 +327,10 @@ int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, siz
 			      struct ringtap_event *ev)
 {
 	const uint8_t *msg;
+	const char *what;
 	uint32_t number;
 	size_t msg_len;
+	bool pages;
 	int ret = rt_view_frame_message(payload, len, &number, &msg, &msg_len);
 
 	if (ret < 0)
@@ -336,25 +338,17 @@ int rt_consumer_take_in_place(struct rt_consumer *c, const uint8_t *payload, siz
 	if (ret == 0 ||
 	    (number != RINGTAP__FRAME__MSG_BATCH && number != RINGTAP__FRAME__MSG_PAGES))
 		return -ENOMSG;
+	pages = number == RINGTAP__FRAME__MSG_PAGES;
+	what = pages ? "a Pages" : "a Batch";
 	drop_current(c);
-	if (number == RINGTAP__FRAME__MSG_PAGES) {
-		if (rt_pages_view_open(&c->pages, msg, msg_len))
-			return rt_consumer_fail(c, -EBADMSG, "a Pages that does not parse");
-		ret = check_cpu(c, c->pages.cpu, "a Pages");
-		if (ret)
-			return ret;
-		c->in_place = true;
-		c->in_place_kind = RINGTAP__FRAME__MSG_PAGES;
-		return next_page_in_place(c, ev);
-	}
-	if (rt_batch_view_open(&c->batch, msg, msg_len))
-		return rt_consumer_fail(c, -EBADMSG, "a Batch that does not parse");
-	ret = check_cpu(c, c->batch.cpu, "a Batch");
+	if (pages ? rt_pages_view_open(&c->pages, msg, msg_len) :
+		    rt_batch_view_open(&c->batch, msg, msg_len))
+		return rt_consumer_fail(c, -EBADMSG, "%s that does not parse", what);
+	ret = check_cpu(c, pages ? c->pages.cpu : c->batch.cpu, what);
 	if (ret)
 		return ret;
-	c->in_place = true;
-	c->in_place_kind = RINGTAP__FRAME__MSG_BATCH;
-	return next_in_place(c, ev);
+	c->in_place = (Ringtap__Frame__MsgCase)number;
+	return next_item(c, ev);
 }
 
 int rt_consumer_end(struct rt_consumer *c, bool clean, struct ringtap_event *ev)

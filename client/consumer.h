@@ -25,9 +25,8 @@ struct rt_consumer {
 	size_t n_schemas, schemas_alloc;
 	Ringtap__Frame *cur;		/* the frame the last event points into */
 	size_t batch_next;		/* with a many-item frame in cur: the next item */
-	/* A Batch or Pages read in place (views on): its items, one at a time. */
-	bool in_place;
-	Ringtap__Frame__MsgCase in_place_kind;
+	/* A Batch or Pages read in place (views on), or NOT_SET: its items, one at a time. */
+	Ringtap__Frame__MsgCase in_place;
 	struct rt_batch_view batch;
 	struct rt_record_view view;	/* the current record */
 	struct rt_value *vals;		/* room for its values */

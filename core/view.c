@@ -203,6 +203,16 @@ static bool next_page_count(struct rt_pages_view *v, uint32_t *count)
 	return true;
 }
 
+static bool whole_varints(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t num;
+
+	while (p < end)
+		if (!get_varint(&p, end, &num))
+			return false;
+	return true;
+}
+
 int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len)
 {
 	const uint8_t *p = pages, *end = pages + len, *bytes;
@@ -225,10 +235,8 @@ int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len
 			have_cpu = true;
 		}
 		/* A packed run of counts must hold whole varints, as protobuf-c checks. */
-		for (const uint8_t *q = bytes; number == PAGES_RECORDS && type == WT_LEN &&
-					       q < bytes + l;)
-			if (!get_varint(&q, bytes + l, &num))
-				return -EBADMSG;
+		if (number == PAGES_RECORDS && type == WT_LEN && !whole_varints(bytes, bytes + l))
+			return -EBADMSG;
 	}
 	if (!have_cpu)
 		return -EBADMSG;	/* a required field */
