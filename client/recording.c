@@ -11,7 +11,12 @@
 #include "view.h"
 #include "wire.h"
 
-/* The protobuf capture's stdio buffer: written out when full, on a pause, once a second. */
+/*
+ * The protobuf capture's stdio buffer: written out when full, on a pause,
+ * once a second. Ours: given no buffer, glibc takes st_blksize (4 KiB on
+ * tmpfs and ext4) whatever size is asked, and a frame of a page is larger,
+ * so every page was a write() of its own.
+ */
 #define RECORD_BUFFER	(256u << 10)
 
 int recording_open(struct recording *r, const char *path, bool tracedat)
@@ -23,12 +28,14 @@ int recording_open(struct recording *r, const char *path, bool tracedat)
 	r->tracedat = tracedat;
 	if (tracedat)
 		r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	else if ((r->out = fopen(path, "wbe")))
-		setvbuf(r->out, NULL, _IOFBF, RECORD_BUFFER);
+	else if ((r->out_buf = malloc(RECORD_BUFFER)) && (r->out = fopen(path, "wbe")))
+		setvbuf(r->out, r->out_buf, _IOFBF, RECORD_BUFFER);
 	if (tracedat ? r->fd < 0 : !r->out) {
 		int err = errno;
 
 		fprintf(r->msgs, "ringtap record: %s: %s\n", path, strerror(err));
+		free(r->out_buf);
+		r->out_buf = NULL;
 		return -err;
 	}
 	return 0;
@@ -362,6 +369,9 @@ int recording_close(struct recording *r)
 		fprintf(r->msgs, "ringtap record: closing %s: %s\n", r->path, strerror(errno));
 		ret = 1;
 	}
+	/* After fclose: stdio writes what it holds from this buffer. */
+	free(r->out_buf);
+	r->out_buf = NULL;
 	r->td = NULL;
 	r->cpu = NULL;
 	r->clock = NULL;

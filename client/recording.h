@@ -37,6 +37,7 @@ struct recording {
 	const char *path;
 	bool tracedat;
 	FILE *out;			/* protobuf */
+	char *out_buf;			/* its stdio buffer */
 	int fd;				/* trace.dat */
 	struct tracedat *td;
 	unsigned int page_size;		/* the Welcome's sub-buffer size */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * recording: the protobuf form holds frames in its buffer and writes them a
+ * buffer at a time, not a write() per page: frames of a page each stay off
+ * the disk until a flush (or until the buffer is full), then arrive whole
+ * and in order, and what is on disk is what is counted. A frame larger than
+ * the buffer is whole on disk after a flush.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "recording.h"
+
+/* A frame as the tap sees it: the length varint, then a payload whose bytes say where they are. */
+static size_t make_frame(uint8_t *f, size_t payload, unsigned int seq)
+{
+	size_t n = 0;
+
+	for (size_t v = payload; ; v >>= 7) {
+		f[n++] = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+		if (v < 0x80)
+			break;
+	}
+	for (size_t i = 0; i < payload; i++)
+		f[n + i] = (uint8_t)(seq * 31 + i);
+	return n + payload;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+static void test_buffered(const char *path)
+{
+	static uint8_t frame[8192], back[64 * 8192];
+	struct recording r;
+	size_t len = 0, total = 0;
+	int fd;
+
+	CHECK_EQ(recording_open(&r, path, false), 0);
+	/* 40 frames of a page: 160 KiB, less than the buffer. */
+	for (unsigned int i = 0; i < 40; i++) {
+		len = make_frame(frame, 4096 + 40, i);
+		recording_tap_bytes(&r, frame, len);
+		total += len;
+	}
+	CHECK_EQ(file_size(path), 0);
+	CHECK_EQ(r.frames, 0);
+	recording_flush(&r);
+	CHECK_EQ(file_size(path), total);
+	CHECK_EQ(r.frames, 40);
+	CHECK_EQ(r.bytes, total);
+
+	/* The frames come back as they went in, in order. */
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ(read(fd, back, sizeof(back)), total);
+	close(fd);
+	for (unsigned int i = 0; i < 40; i++) {
+		make_frame(frame, 4096 + 40, i);
+		CHECK(!memcmp(back + i * len, frame, len));
+	}
+	CHECK_EQ(recording_finish(&r), 0);
+	CHECK_EQ(recording_close(&r), 0);
+	CHECK_EQ(file_size(path), total);
+}
+
+/* Larger than the buffer: after a flush it is on disk whole, with what came after it. */
+static void test_large_frame(const char *path)
+{
+	size_t big = 600u << 10, len, small_len;
+	uint8_t *frame = malloc(big + 16), small[256];
+	struct recording r;
+
+	CHECK(frame != NULL);
+	if (!frame)
+		return;
+	CHECK_EQ(recording_open(&r, path, false), 0);
+	len = make_frame(frame, big, 1);
+	recording_tap_bytes(&r, frame, len);
+	small_len = make_frame(small, 100, 2);
+	recording_tap_bytes(&r, small, small_len);
+	recording_flush(&r);
+	CHECK_EQ(file_size(path), len + small_len);
+	CHECK_EQ(r.frames, 2);
+	CHECK_EQ(recording_close(&r), 0);
+	free(frame);
+}
+
+int main(void)
+{
+	char path[] = "/tmp/test-recording.XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return check_exit("recording");
+	close(fd);
+	test_buffered(path);
+	test_large_frame(path);
+	unlink(path);
+	return check_exit("recording");
+}
