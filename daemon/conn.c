@@ -972,6 +972,7 @@ static void conn_write(struct rt_conn *c)
 		}
 		n = conn_write_queue(c);
 		if (n == -EAGAIN) {
+			conn_want_write(c, true);
 			/*
 			 * TLS may have sealed part of the head into a record that waits
 			 * for room: the retry must offer the same bytes, so a stop's
@@ -986,6 +987,28 @@ static void conn_write(struct rt_conn *c)
 		}
 		c->sub.head_in_flight = false;
 		rt_subscriber_consume(&c->sub, (size_t)n);
+	}
+}
+
+/*
+ * Written at once, not when EPOLLOUT comes: arming it for each pass and
+ * disarming it once drained cost two epoll_ctl() and a turn of the loop a
+ * pass (at 8,000 events/s, about a fifth of ringtapd's system calls). Only
+ * a socket found full waits for EPOLLOUT, armed by conn_write().
+ */
+void rt_server_flush(struct rt_server *srv)
+{
+	struct rt_conn *next;
+
+	for (struct rt_conn *c = srv->conns; c; c = next) {
+		uint32_t events;
+
+		next = c->next;
+		if (!c->write_due)
+			continue;
+		c->write_due = false;
+		if (sd_event_source_get_io_events(c->io, &events) < 0 || !(events & EPOLLOUT))
+			conn_write(c);
 	}
 }
 

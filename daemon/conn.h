@@ -98,6 +98,7 @@ struct rt_conn {
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 	bool leaving;		/* said Bye: one more drain pass, then ours */
 	bool said_nomem;	/* an allocation failed for it: logged once */
+	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
 };
 
 struct rt_server {

@@ -188,7 +188,7 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 		if (rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, last_ts))
 			conn_out_of_memory(c, "for a page");
 		if (c->sub.head)
-			conn_want_write(c, true);
+			c->write_due = true;
 	}
 }
 
@@ -209,7 +209,7 @@ void rt_server_end_page(struct rt_server *srv)
 		if (rt_subscriber_end_page(&c->sub))
 			conn_out_of_memory(c, "for a batch");
 		if (c->sub.head)
-			conn_want_write(c, true);
+			c->write_due = true;
 	}
 }
 

@@ -209,14 +209,22 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	return ret == -EBADMSG ? 0 : ret;
 }
 
+/* What a drain queued goes out as it ends: a pass's pages in one write to each subscriber. */
+static void drained(struct rt_pump *p)
+{
+	if (p->to.server)
+		rt_server_flush(p->to.server);
+	if (p->to.text)
+		fflush(p->to.text);
+}
+
 int rt_pump_drain_cpu(struct rt_pump *p, int cpu, unsigned int max_pages)
 {
 	int n = rt_cpu_reader_drain(&p->readers[cpu], max_pages, on_page, p);
 
 	if (n < 0)
 		rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
-	if (p->to.text)
-		fflush(p->to.text);
+	drained(p);
 	return n;
 }
 
@@ -229,12 +237,12 @@ int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 
 		if (n < 0) {
 			rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
-			return n;
+			total = n;
+			break;
 		}
 		total += n;
 	}
-	if (p->to.text)
-		fflush(p->to.text);
+	drained(p);
 	return total;
 }
 

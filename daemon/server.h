@@ -75,6 +75,9 @@ void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online
 /* Whether a client takes records one by one (DECODED or FIXED), not only whole pages. */
 bool rt_server_wants_records(const struct rt_server *server);
 
+/* At the end of a drain: what it queued for each subscriber is written now. */
+void rt_server_flush(struct rt_server *server);
+
 /*
  * After a drain pass: subscribers that said Bye got what the kernel held
  * when they said it, and now their losses and our Bye.
