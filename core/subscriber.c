@@ -12,8 +12,46 @@ struct rt_qframe {
 	size_t len;
 	unsigned int cpu, records;	/* records: 0 for control frames */
 	uint64_t first_ts, last_ts;
+	/* A page held by reference: data is the frame's head (head_len bytes), then its tail. */
+	struct rt_page_buf *page;
+	size_t head_len, page_len;
 	uint8_t data[];
 };
+
+struct rt_page_buf *rt_page_buf_new(size_t size)
+{
+	struct rt_page_buf *page = malloc(sizeof(*page) + size);
+
+	if (page)
+		page->refs = 1;
+	return page;
+}
+
+void rt_page_buf_put(struct rt_page_buf *page)
+{
+	if (page && !--page->refs)
+		free(page);
+}
+
+static void free_frame(struct rt_qframe *f)
+{
+	rt_page_buf_put(f->page);
+	free(f);
+}
+
+/* The frame's bytes in order: one piece, or its head, the shared page and its tail. */
+static unsigned int frame_pieces(const struct rt_qframe *f, struct iovec *piece)
+{
+	if (!f->page) {
+		piece[0] = (struct iovec){ (void *)f->data, f->len };
+		return 1;
+	}
+	piece[0] = (struct iovec){ (void *)f->data, f->head_len };
+	piece[1] = (struct iovec){ f->page->data, f->page_len };
+	piece[2] = (struct iovec){ (void *)(f->data + f->head_len),
+				   f->len - f->head_len - f->page_len };
+	return 3;
+}
 
 int rt_subscriber_init(struct rt_subscriber *s, unsigned int ncpus, size_t max_queued)
 {
@@ -36,7 +74,7 @@ void rt_subscriber_release(struct rt_subscriber *s)
 		struct rt_qframe *f = s->head;
 
 		s->head = f->next;
-		free(f);
+		free_frame(f);
 	}
 	s->tail = NULL;
 	free(s->events);
@@ -143,10 +181,12 @@ bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsign
 	return pid_ok && wants_cpu(s, cpu) && rt_subscriber_wants_event(s, id);
 }
 
+/* Copies the parts into a new frame at the tail; with page, parts[1] (its data) by reference. */
 static int push_parts(struct rt_subscriber *s, const struct iovec *parts, unsigned int n,
-		      size_t len)
+		      size_t len, struct rt_page_buf *page)
 {
-	struct rt_qframe *f = malloc(sizeof(*f) + len);
+	size_t by_ref = page ? parts[1].iov_len : 0;
+	struct rt_qframe *f = malloc(sizeof(*f) + len - by_ref);
 	size_t off = 0;
 
 	if (!f)
@@ -155,7 +195,16 @@ static int push_parts(struct rt_subscriber *s, const struct iovec *parts, unsign
 	f->len = len;
 	f->cpu = 0;
 	f->records = 0;
+	f->page = NULL;
+	f->head_len = f->page_len = 0;
 	for (unsigned int i = 0; i < n; i++) {
+		if (page && i == 1) {
+			page->refs++;
+			f->page = page;
+			f->head_len = off;
+			f->page_len = by_ref;
+			continue;
+		}
 		memcpy(f->data + off, parts[i].iov_base, parts[i].iov_len);
 		off += parts[i].iov_len;
 	}
@@ -172,7 +221,7 @@ int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len
 {
 	struct iovec one = { (void *)frame, len };
 
-	return push_parts(s, &one, 1, len);
+	return push_parts(s, &one, 1, len, NULL);
 }
 
 static int push_buf(struct rt_subscriber *s, struct rt_buf *b)
@@ -284,9 +333,9 @@ static void drop_frame(struct rt_subscriber *s, unsigned int cpu, unsigned int r
 	s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
 }
 
-int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
-			    const struct rt_frame_parts *frame, unsigned int records,
-			    uint64_t first_ts, uint64_t last_ts)
+static int push_data(struct rt_subscriber *s, unsigned int cpu, const struct rt_frame_parts *frame,
+		     struct rt_page_buf *page, unsigned int records, uint64_t first_ts,
+		     uint64_t last_ts)
 {
 	int ret;
 
@@ -297,7 +346,7 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 	}
 	ret = rt_subscriber_flush_losses(s);
 	if (!ret)
-		ret = push_parts(s, frame->iov, frame->n, frame->len);
+		ret = push_parts(s, frame->iov, frame->n, frame->len, page);
 	if (ret) {
 		/* Out of memory: the frame is lost to this subscriber, and reported as such. */
 		drop_frame(s, cpu, records, first_ts, last_ts);
@@ -309,6 +358,23 @@ int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 	s->tail->last_ts = last_ts;
 	s->queued_records += records;
 	return 0;
+}
+
+int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
+			    const struct rt_frame_parts *frame, unsigned int records,
+			    uint64_t first_ts, uint64_t last_ts)
+{
+	return push_data(s, cpu, frame, NULL, records, first_ts, last_ts);
+}
+
+int rt_subscriber_push_page(struct rt_subscriber *s, unsigned int cpu,
+			    const struct rt_frame_parts *frame, struct rt_page_buf *page,
+			    unsigned int records, uint64_t first_ts, uint64_t last_ts)
+{
+	/* Anything but a page between a head and a tail is copied like any frame. */
+	if (frame->n != 3 || frame->iov[1].iov_base != page->data)
+		page = NULL;
+	return push_data(s, cpu, frame, page, records, first_ts, last_ts);
 }
 
 int rt_subscriber_abandon(struct rt_subscriber *s)
@@ -323,7 +389,7 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 			s->queued_records -= f->records;
 		}
 		s->queued -= f->len;
-		free(f);
+		free_frame(f);
 	}
 	s->tail = NULL;
 	for (f = s->head; f; f = f->next)
@@ -353,10 +419,12 @@ int rt_subscriber_end_page(struct rt_subscriber *s)
 
 bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, size_t *len)
 {
-	if (!s->head)
+	struct iovec next;
+
+	if (!rt_subscriber_peekv(s, &next, 1))
 		return false;
-	*data = s->head->data + s->head_off;
-	*len = s->head->len - s->head_off;
+	*data = next.iov_base;
+	*len = next.iov_len;
 	return true;
 }
 
@@ -365,10 +433,21 @@ unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *io
 {
 	unsigned int n = 0;
 
-	for (const struct rt_qframe *f = s->head; f && n < max; f = f->next, n++) {
+	for (const struct rt_qframe *f = s->head; f && n < max; f = f->next) {
+		struct iovec piece[3];
+		unsigned int pieces = frame_pieces(f, piece);
 		size_t skip = f == s->head ? s->head_off : 0;
 
-		iov[n] = (struct iovec){ (void *)(f->data + skip), f->len - skip };
+		for (unsigned int i = 0; i < pieces && n < max; i++) {
+			/* Written already, or empty (a page frame without a tail). */
+			if (skip >= piece[i].iov_len) {
+				skip -= piece[i].iov_len;
+				continue;
+			}
+			iov[n++] = (struct iovec){ (uint8_t *)piece[i].iov_base + skip,
+						   piece[i].iov_len - skip };
+			skip = 0;
+		}
 	}
 	return n;
 }
@@ -393,6 +472,6 @@ void rt_subscriber_consume(struct rt_subscriber *s, size_t n)
 		s->head = f->next;
 		if (!s->head)
 			s->tail = NULL;
-		free(f);
+		free_frame(f);
 	}
 }

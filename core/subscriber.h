@@ -21,6 +21,21 @@
 
 struct rt_qframe;
 
+/*
+ * A page as read from the kernel, shared by reference by the queues that
+ * hold its Pages frame: each RAW subscriber's frame keeps a reference
+ * instead of a copy, and the reader reads the next page into a new buffer
+ * when this one is still held (refs > 1).
+ */
+struct rt_page_buf {
+	unsigned int refs;
+	_Alignas(16) uint8_t data[];	/* aligned as malloc's would be: the page header is read in place */
+};
+
+/* A buffer of size bytes with one reference (the caller's); NULL without memory. */
+struct rt_page_buf *rt_page_buf_new(size_t size);
+void rt_page_buf_put(struct rt_page_buf *page);
+
 struct rt_subscriber {
 	unsigned int ncpus;
 	uint8_t *events;		/* bitmap by kernel event id */
@@ -88,6 +103,10 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 			    const struct rt_frame_parts *frame, unsigned int records,
 			    uint64_t first_ts, uint64_t last_ts);
+/* The same for a Pages frame whose page (frame->iov[1]) is page's data: queued by reference. */
+int rt_subscriber_push_page(struct rt_subscriber *s, unsigned int cpu,
+			    const struct rt_frame_parts *frame, struct rt_page_buf *page,
+			    unsigned int records, uint64_t first_ts, uint64_t last_ts);
 
 /* Records this subscriber selected but that could not be queued (out of memory). */
 void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts);
@@ -112,9 +131,12 @@ int rt_subscriber_abandon(struct rt_subscriber *s);
 /* Reports losses still pending (when the queue drained, or at the end). */
 int rt_subscriber_flush_losses(struct rt_subscriber *s);
 
-/* The next bytes to write, and how many were written. */
+/* The next bytes to write (up to the end of a frame's piece), and how many were written. */
 bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, size_t *len);
-/* The next frames to write as one gather (up to max of them); 0 when the queue is empty. */
+/*
+ * The next frames to write as one gather of up to max pieces (a frame is
+ * one, or three for a page held by reference); 0 when the queue is empty.
+ */
 unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *iov,
 				 unsigned int max);
 void rt_subscriber_consume(struct rt_subscriber *s, size_t n);

@@ -803,8 +803,11 @@ static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
 	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
 }
 
-/* Frames queued at once go out in one call: a page per send() is most of a raw stream's cost. */
-#define FRAMES_PER_WRITE 64
+/*
+ * Frames queued at once go out in one call: a page per send() is most of a
+ * raw stream's cost. A page's frame is three pieces (its page is shared).
+ */
+#define PIECES_PER_WRITE 192
 
 /*
  * Writes what the queue holds: a gather of its frames with one sendmsg, or
@@ -813,11 +816,11 @@ static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
  */
 static ssize_t conn_write_queue(struct rt_conn *c)
 {
-	struct iovec iov[FRAMES_PER_WRITE];
+	struct iovec iov[PIECES_PER_WRITE];
 	struct msghdr msg = { .msg_iov = iov };
 	ssize_t n;
 
-	msg.msg_iovlen = rt_subscriber_peekv(&c->sub, iov, c->tls ? 1 : FRAMES_PER_WRITE);
+	msg.msg_iovlen = rt_subscriber_peekv(&c->sub, iov, c->tls ? 1 : PIECES_PER_WRITE);
 	if (c->tls)
 		return rt_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
 	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);

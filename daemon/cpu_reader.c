@@ -11,6 +11,7 @@
 #include <tracefs/tracefs.h>
 
 #include "cpu_reader.h"
+#include "subscriber.h"
 #include "tracefs.h"
 
 int rt_cpu_online(int cpu)
@@ -54,10 +55,10 @@ int rt_cpu_reader_open(struct rt_cpu_reader *r, struct rt_session *s, int cpu,
 	}
 	r->is_file = st.f_type != TRACEFS_MAGIC && st.f_type != DEBUGFS_MAGIC;
 	r->buf_size = sub_buffer_size;
-	r->buf = malloc(r->buf_size);
+	r->buf = rt_page_buf_new(r->buf_size);
 	r->tcpu = r->buf ? tracefs_cpu_alloc_fd(fd, (int)sub_buffer_size, true) : NULL;
 	if (!r->tcpu) {
-		free(r->buf);
+		rt_page_buf_put(r->buf);
 		r->buf = NULL;
 		close(fd);
 		return -ENOMEM;
@@ -73,7 +74,7 @@ void rt_cpu_reader_close(struct rt_cpu_reader *r)
 		close(r->fd);
 	}
 	r->tcpu = NULL;
-	free(r->buf);
+	rt_page_buf_put(r->buf);
 	r->buf = NULL;
 }
 
@@ -85,8 +86,10 @@ int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page
 	while (!r->eof && (!max_pages || (unsigned int)n < max_pages)) {
 		int len, ret;
 
+		if (!r->buf && !(r->buf = rt_page_buf_new(r->buf_size)))
+			break;
 		errno = 0;
-		len = tracefs_cpu_read(r->tcpu, r->buf, true);
+		len = tracefs_cpu_read(r->tcpu, r->buf->data, true);
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
@@ -102,6 +105,11 @@ int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page
 		r->bytes += (unsigned int)len;
 		n++;
 		ret = fn(r->cpu, r->buf, (unsigned int)len, ctx);
+		/* Queued by reference: the next page goes into a buffer of its own. */
+		if (r->buf->refs > 1) {
+			rt_page_buf_put(r->buf);
+			r->buf = NULL;
+		}
 		if (ret)
 			return ret;
 	}

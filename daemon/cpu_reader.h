@@ -11,16 +11,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct rt_page_buf;
 struct rt_session;
 struct tracefs_cpu;
 
-typedef int (*rt_page_fn)(int cpu, const uint8_t *page, unsigned int len, void *ctx);
+/*
+ * One page, in page->data: fn may keep a reference (a raw subscriber's
+ * queue does), and the next page is then read into a new buffer.
+ */
+typedef int (*rt_page_fn)(int cpu, struct rt_page_buf *page, unsigned int len, void *ctx);
 
 struct rt_cpu_reader {
 	int cpu;
 	int fd;
 	struct tracefs_cpu *tcpu;
-	uint8_t *buf;
+	struct rt_page_buf *buf;	/* NULL: none could be had; the next drain tries again */
 	unsigned int buf_size;
 	bool is_file;			/* a captured file, not a live trace_pipe_raw */
 	bool eof;			/* a captured file ran out; live buffers never do */
@@ -41,7 +46,8 @@ void rt_cpu_reader_close(struct rt_cpu_reader *reader);
 /*
  * Reads up to max_pages (0: until drained) and passes each to fn.
  * Returns the number of pages read, or -errno (fn's non-zero return stops
- * the drain and is returned).
+ * the drain and is returned). Without memory for a buffer to read into, the
+ * drain ends early: the kernel keeps the pages, or counts what it overwrites.
  */
 int rt_cpu_reader_drain(struct rt_cpu_reader *reader, unsigned int max_pages, rt_page_fn fn,
 			void *ctx);

@@ -167,8 +167,8 @@ static bool raw_schemas_sent(struct rt_server *srv, struct rt_conn *c)
 	return true;
 }
 
-void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page, size_t len,
-		    unsigned int records, uint64_t first_ts, uint64_t last_ts)
+void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf *page,
+		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
 {
 	struct rt_frame_parts frame = { 0 };
 	int framed = 0;
@@ -178,14 +178,14 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, const uint8_t *page
 		    !conn_selects_cpu(c, cpu))
 			continue;
 		if (!frame.len && !framed)
-			framed = rt_encode_pages_parts(cpu, page, len, records, &frame) ?: 1;
+			framed = rt_encode_pages_parts(cpu, page->data, len, records, &frame) ?: 1;
 		if (framed < 0 || !raw_schemas_sent(srv, c)) {
 			rt_subscriber_drop(&c->sub, cpu, records, first_ts);
 			c->sub.lost_queue[cpu < c->sub.ncpus ? cpu : 0].last_ts = last_ts;
 			conn_out_of_memory(c, "for a page");
 			continue;
 		}
-		if (rt_subscriber_push_data(&c->sub, cpu, &frame, records, first_ts, last_ts))
+		if (rt_subscriber_push_page(&c->sub, cpu, &frame, page, records, first_ts, last_ts))
 			conn_out_of_memory(c, "for a page");
 		if (c->sub.head)
 			c->write_due = true;

@@ -14,6 +14,7 @@
 #include "nats.h"
 #include "pump.h"
 #include "server.h"
+#include "subscriber.h"
 #include "text.h"
 #include "tracefs.h"
 
@@ -163,8 +164,9 @@ static uint64_t lost_before(struct rt_pump *p, int cpu, const struct rt_page_res
 	return count;
 }
 
-static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
+static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx)
 {
+	const uint8_t *page = buf->data;
 	struct rt_pump *p = ctx;
 	struct cpu_account *a = &p->acct[cpu];
 	struct rt_page_result res;
@@ -198,7 +200,7 @@ static int on_page(int cpu, const uint8_t *page, unsigned int len, void *ctx)
 	}
 	if (p->to.server) {
 		if (ret != -EBADMSG)
-			rt_server_page(p->to.server, (unsigned int)cpu, page, len, res.records,
+			rt_server_page(p->to.server, (unsigned int)cpu, buf, len, res.records,
 				       res.first_timestamp, res.last_timestamp);
 		rt_server_end_page(p->to.server);
 	}

@@ -17,6 +17,8 @@
 
 #include "decode.h"
 
+struct rt_page_buf;
+
 struct rt_session;
 struct rt_layout;
 struct rt_server;
@@ -64,9 +66,9 @@ void rt_server_free(struct rt_server *server);
 void rt_server_record(struct rt_server *server, const struct rt_record *record);
 void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,
 			   uint64_t after_ts, uint64_t before_ts);
-/* Raw subscribers get the page itself, as read. */
-void rt_server_page(struct rt_server *server, unsigned int cpu, const uint8_t *page, size_t len,
-		    unsigned int records, uint64_t first_ts, uint64_t last_ts);
+/* Raw subscribers get the page itself, as read: their queues hold it by reference. */
+void rt_server_page(struct rt_server *server, unsigned int cpu, struct rt_page_buf *page,
+		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
 void rt_server_end_page(struct rt_server *server);
 
 /* Tells the subscribers that select this CPU that it went offline or came back. */

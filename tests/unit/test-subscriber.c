@@ -4,6 +4,8 @@
  * exactly its selection; past its byte limit it drops whole batches and its
  * Lost frames account for every dropped record; kernel losses on its CPUs
  * reach it with the kernel's counts; a Schema precedes an event's records.
+ * A page's frame queued by reference goes out byte for byte as the frame
+ * made whole, a few bytes at a time, and holds the page until then.
  */
 #include "fixture.h"
 #include "encode.h"
@@ -353,10 +355,84 @@ static void test_clear_selection(void)
 	rt_subscriber_release(&s);
 }
 
+/* What two subscribers write of one page held by reference, whatever the writes' sizes. */
+static void test_page_by_reference(void)
+{
+	struct rt_page_buf *page = rt_page_buf_new(4096);
+	struct rt_subscriber a, b;
+	struct rt_frame_parts parts;
+	struct rt_buf whole = { 0 }, out = { 0 };
+	struct iovec iov[8];
+	const uint8_t *data;
+	size_t len;
+	unsigned int n;
+
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	for (unsigned int i = 0; i < 4096; i++)
+		page->data[i] = (uint8_t)(i * 7 + 3);
+	CHECK_EQ(rt_encode_pages_parts(1, page->data, 4000, 200, &parts), 0);
+	for (unsigned int i = 0; i < parts.n; i++)
+		rt_buf_put(&whole, parts.iov[i].iov_base, parts.iov[i].iov_len);
+	CHECK_EQ(rt_subscriber_init(&a, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_init(&b, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_push_page(&a, 1, &parts, page, 200, 10, 20), 0);
+	CHECK_EQ(rt_subscriber_push_page(&b, 1, &parts, page, 200, 10, 20), 0);
+	/* A Lost-free control frame after it: gathers cross frames. */
+	CHECK_EQ(rt_subscriber_push(&a, (const uint8_t *)"\x02\x08\x01", 3), 0);
+	CHECK_EQ(page->refs, 3);
+	CHECK_EQ(a.queued, whole.len + 3);
+	CHECK_EQ(a.queued_records, 200);
+
+	/* a: 7 bytes at a time, across the head, the page and the tail. */
+	while (rt_subscriber_peek(&a, &data, &len)) {
+		if (len > 7)
+			len = 7;
+		rt_buf_put(&out, data, len);
+		rt_subscriber_consume(&a, len);
+	}
+	CHECK_EQ(out.len, whole.len + 3);
+	CHECK(out.len >= whole.len && !memcmp(out.data, whole.data, whole.len));
+	CHECK(out.len == whole.len + 3 && !memcmp(out.data + whole.len, "\x02\x08\x01", 3));
+	CHECK_EQ(a.delivered, 200);
+	CHECK_EQ(a.queued, 0);
+	CHECK_EQ(page->refs, 2);
+
+	/* b: a gather is head, page, tail; a write that ends inside the page resumes there. */
+	n = rt_subscriber_peekv(&b, iov, 8);
+	CHECK_EQ(n, 3);
+	CHECK(iov[1].iov_base == page->data && iov[1].iov_len == 4000);
+	CHECK_EQ(iov[0].iov_len + iov[1].iov_len + iov[2].iov_len, whole.len);
+	rt_subscriber_consume(&b, iov[0].iov_len + 10);
+	n = rt_subscriber_peekv(&b, iov, 8);
+	CHECK_EQ(n, 2);
+	CHECK(iov[0].iov_base == page->data + 10 && iov[0].iov_len == 3990);
+	/* At a stop, the frame being written stays whole: the page is still held. */
+	CHECK_EQ(rt_subscriber_abandon(&b), 0);
+	CHECK_EQ(page->refs, 2);
+	rt_subscriber_release(&b);
+	CHECK_EQ(page->refs, 1);
+
+	/* A frame whose middle is not the page's data is copied, not held. */
+	rt_subscriber_release(&a);
+	CHECK_EQ(rt_subscriber_init(&a, 2, 1 << 20), 0);
+	parts.iov[1].iov_base = whole.data + parts.iov[0].iov_len;
+	CHECK_EQ(rt_subscriber_push_page(&a, 1, &parts, page, 200, 10, 20), 0);
+	CHECK_EQ(page->refs, 1);
+	CHECK(rt_subscriber_peek(&a, &data, &len));
+	CHECK(len == whole.len && !memcmp(data, whole.data, len));
+	rt_subscriber_release(&a);
+	rt_page_buf_put(page);
+	rt_buf_free(&whole);
+	rt_buf_free(&out);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
+	test_page_by_reference();
 	test_clear_selection();
 	test_abandon(argv[1]);
 	test_selection_and_backpressure(argv[1]);
