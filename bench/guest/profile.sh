@@ -7,7 +7,7 @@
 # PROFRUN TOOL EMITTED                      events the source wrote meanwhile
 # PROFSTAT TOOL COMM-TID COUNTER VALUE      task-clock (ms), context-switches,
 #                                           raw_syscalls:sys_enter
-# PROF TOOL PERCENT [k]|[.] SYMBOL          the consumer's samples by symbol
+# PROF TOOL PERCENT COMM DSO [k]|[.] SYMBOL the consumer's samples by symbol
 # PROFDSO TOOL PERCENT COMM DSO             ... by process and object
 # PROFSYSRUN TOOL EMITTED, then            a shorter run, its system calls
 # PROFSYS TOOL COMM NR COUNT                by number
@@ -50,8 +50,8 @@ profile() {
 	# then their samples by process and object.
 	_comms=$(for _p in $2; do cat /proc/$_p/comm; done 2>/dev/null | sort -u | tr '\n' ',')
 	_comms=${_comms%,}
-	perf report -q -i /tmp/perf.data --stdio --no-children --comms $_comms --sort sym \
-		--percentage relative --percent-limit 1.5 2>/dev/null |
+	perf report -q -i /tmp/perf.data --stdio --no-children --comms $_comms \
+		--sort comm,dso,sym --percentage relative --percent-limit 1.5 2>/dev/null |
 		awk -v t=$1 'NF > 2 { print "PROF", t, $0 }'
 	perf report -q -i /tmp/perf.data --stdio --no-children --comms $_comms --sort comm,dso \
 		--percentage relative --percent-limit 0.5 2>/dev/null |
