@@ -372,7 +372,7 @@ int rt_subscriber_push_page(struct rt_subscriber *s, unsigned int cpu,
 			    unsigned int records, uint64_t first_ts, uint64_t last_ts)
 {
 	/* Anything but a page between a head and a tail is copied like any frame. */
-	if (frame->n != 3 || frame->iov[1].iov_base != page->data)
+	if (!page || frame->n != 3 || frame->iov[1].iov_base != page->data)
 		page = NULL;
 	return push_data(s, cpu, frame, page, records, first_ts, last_ts);
 }

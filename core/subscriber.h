@@ -29,7 +29,8 @@ struct rt_qframe;
  */
 struct rt_page_buf {
 	unsigned int refs;
-	_Alignas(16) uint8_t data[];	/* aligned as malloc's would be: the page header is read in place */
+	/* Aligned as malloc's would be: the page header is read in place. */
+	_Alignas(16) uint8_t data[];
 };
 
 /* A buffer of size bytes with one reference (the caller's); NULL without memory. */
@@ -103,7 +104,10 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 int rt_subscriber_push_data(struct rt_subscriber *s, unsigned int cpu,
 			    const struct rt_frame_parts *frame, unsigned int records,
 			    uint64_t first_ts, uint64_t last_ts);
-/* The same for a Pages frame whose page (frame->iov[1]) is page's data: queued by reference. */
+/*
+ * The same for a Pages frame whose page (frame->iov[1]) is page's data:
+ * queued by reference. Without page (NULL), copied like any frame.
+ */
 int rt_subscriber_push_page(struct rt_subscriber *s, unsigned int cpu,
 			    const struct rt_frame_parts *frame, struct rt_page_buf *page,
 			    unsigned int records, uint64_t first_ts, uint64_t last_ts);

@@ -6,7 +6,8 @@
  *   listener.c  the Unix socket and the TCP listener, accepting, peer
  *               credentials, the clients file and its reload
  *   conn.c      one connection: TLS handshake, Hello, Welcome or Refusal,
- *               Update and Bye, its queue written as the socket takes it
+ *               Update and Bye, its queue written at the end of a drain
+ *               (rt_server_flush) and then as the socket takes it
  *   fanout.c    records, pages and losses into the queues of those who
  *               selected them, each record encoded once per encoding
  *   server.c    the server's life: start, limits, heartbeats, stop

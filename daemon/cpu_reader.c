@@ -86,7 +86,8 @@ int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page
 	while (!r->eof && (!max_pages || (unsigned int)n < max_pages)) {
 		int len, ret;
 
-		if (!r->buf && !(r->buf = rt_page_buf_new(r->buf_size)))
+		r->out_of_memory = !r->buf && !(r->buf = rt_page_buf_new(r->buf_size));
+		if (r->out_of_memory)
 			break;
 		errno = 0;
 		len = tracefs_cpu_read(r->tcpu, r->buf->data, true);

@@ -29,6 +29,7 @@ struct rt_cpu_reader {
 	unsigned int buf_size;
 	bool is_file;			/* a captured file, not a live trace_pipe_raw */
 	bool eof;			/* a captured file ran out; live buffers never do */
+	bool out_of_memory;		/* the last drain ended for want of a page buffer */
 	unsigned long long pages;
 	unsigned long long bytes;
 };

@@ -185,7 +185,9 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf 
 			conn_out_of_memory(c, "for a page");
 			continue;
 		}
-		if (rt_subscriber_push_page(&c->sub, cpu, &frame, page, records, first_ts, last_ts))
+		/* TLS seals each piece of a gather as a record of its own: copied whole. */
+		if (rt_subscriber_push_page(&c->sub, cpu, &frame, c->tls ? NULL : page, records,
+					    first_ts, last_ts))
 			conn_out_of_memory(c, "for a page");
 		if (c->sub.head)
 			c->write_due = true;

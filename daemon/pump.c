@@ -25,6 +25,7 @@ struct cpu_account {
 	unsigned long long malformed_pages;
 	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
 	uint64_t last_ts;		/* of the last record read: losses come after it */
+	bool said_out_of_memory;	/* its reader found no page buffer: logged once */
 };
 
 struct rt_pump {
@@ -220,12 +221,26 @@ static void drained(struct rt_pump *p)
 		fflush(p->to.text);
 }
 
-int rt_pump_drain_cpu(struct rt_pump *p, int cpu, unsigned int max_pages)
+/* One CPU's pages; what went wrong is said here, a want of memory once until it passes. */
+static int drain_one(struct rt_pump *p, int cpu, unsigned int max_pages)
 {
-	int n = rt_cpu_reader_drain(&p->readers[cpu], max_pages, on_page, p);
+	struct rt_cpu_reader *r = &p->readers[cpu];
+	struct cpu_account *a = &p->acct[cpu];
+	int n = rt_cpu_reader_drain(r, max_pages, on_page, p);
 
 	if (n < 0)
 		rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
+	if (r->out_of_memory && !a->said_out_of_memory)
+		rt_log(LOG_ERR, "cpu%d: out of memory for a page buffer; reading resumes when there "
+		       "is one, and what the kernel overwrites meanwhile is reported lost", cpu);
+	a->said_out_of_memory = r->out_of_memory;
+	return n;
+}
+
+int rt_pump_drain_cpu(struct rt_pump *p, int cpu, unsigned int max_pages)
+{
+	int n = drain_one(p, cpu, max_pages);
+
 	drained(p);
 	return n;
 }
@@ -235,10 +250,9 @@ int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 	int total = 0;
 
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
-		int n = rt_cpu_reader_drain(&p->readers[cpu], max_pages, on_page, p);
+		int n = drain_one(p, cpu, max_pages);
 
 		if (n < 0) {
-			rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
 			total = n;
 			break;
 		}
@@ -364,8 +378,11 @@ void rt_pump_finish(struct rt_pump *p)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events at the end\n", cpu,
 				lost);
 	}
-	if (p->to.server)
+	if (p->to.server) {
 		rt_server_end_page(p->to.server);
+		/* Those Lost frames go now: the stop waits for queues to drain, not for a pass. */
+		rt_server_flush(p->to.server);
+	}
 	if (p->to.nats)
 		rt_nats_end_page(p->to.nats);
 out:
