@@ -12,17 +12,13 @@
 
 #include "check.h"
 #include "recording.h"
+#include "wire.h"
 
 /* A frame as the tap sees it: the length varint, then a payload whose bytes say where they are. */
 static size_t make_frame(uint8_t *f, size_t payload, unsigned int seq)
 {
-	size_t n = 0;
+	size_t n = rt_wire_varint_encode(payload, f);
 
-	for (size_t v = payload; ; v >>= 7) {
-		f[n++] = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
-		if (v < 0x80)
-			break;
-	}
 	for (size_t i = 0; i < payload; i++)
 		f[n + i] = (uint8_t)(seq * 31 + i);
 	return n + payload;
