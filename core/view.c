@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -34,11 +35,57 @@ static bool get_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
+/*
+ * A varint of two to eight bytes from the eight bytes at p, all of them
+ * before the end: every byte's seven bits gathered in three steps instead
+ * of a loop of a test per byte. Time stamps take six bytes, pids two or
+ * three. The number of bytes it took; 0 for a longer one.
+ */
+static inline __attribute__((always_inline)) unsigned int varint_of_word(const uint8_t *p,
+									 uint64_t *v)
+{
+	uint64_t w, stops;
+	unsigned int bits;
+
+	memcpy(&w, p, sizeof(w));
+	w = le64toh(w);
+	stops = ~w & 0x8080808080808080ULL;	/* bytes without a continuation bit */
+	if (!stops)
+		return 0;
+	bits = (unsigned int)__builtin_ctzll(stops) + 1;	/* through the first of them */
+	if (bits < 64)
+		w &= (1ULL << bits) - 1;
+	w = ((w & 0x7f007f007f007f00ULL) >> 1) | (w & 0x007f007f007f007fULL);
+	w = ((w & 0x3fff00003fff0000ULL) >> 2) | (w & 0x00003fff00003fffULL);
+	w = ((w & 0x0fffffff00000000ULL) >> 4) | (w & 0x000000000fffffffULL);
+	*v = w;
+	return bits / 8;
+}
+
+/* A varint of more than one byte: out of line, so that the one-byte case inlines small. */
+static __attribute__((noinline)) bool get_varint_long(const uint8_t **pp, const uint8_t *end,
+						      uint64_t *v)
+{
+	const uint8_t *p = *pp;
+	unsigned int n;
+
+	/* Two bytes: pids, prios, lengths of 128 bytes and more. */
+	if (end - p >= 2 && p[1] < 0x80) {
+		*v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return true;
+	}
+	if (end - p >= 8 && (n = varint_of_word(p, v))) {
+		*pp = p + n;
+		return true;
+	}
+	return get_varint_slow(pp, end, v);
+}
+
 static inline __attribute__((always_inline)) bool get_varint(const uint8_t **pp,
 							   const uint8_t *end, uint64_t *v)
 {
 	const uint8_t *p = *pp;
-	uint64_t x;
 
 	/* Most varints here are one byte (tags, lengths, small numbers). */
 	if (__builtin_expect(p < end && *p < 0x80, 1)) {
@@ -46,19 +93,7 @@ static inline __attribute__((always_inline)) bool get_varint(const uint8_t **pp,
 		*pp = p + 1;
 		return true;
 	}
-	if (end - p < 10)
-		return get_varint_slow(pp, end, v);
-	/* With ten bytes at hand, no bound to check per byte: time stamps take six. */
-	x = p[0] & 0x7f;
-	for (unsigned int i = 1; i < 10; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = x;
-			*pp = p + i + 1;
-			return true;
-		}
-	}
-	return false;
+	return get_varint_long(pp, end, v);
 }
 
 /* A field's key and, for a length-delimited one, its bytes; false past the end. */
@@ -149,12 +184,17 @@ int rt_batch_view_open(struct rt_batch_view *b, const uint8_t *batch, size_t len
 
 	/* The CPU may come anywhere among the records: found first. */
 	while (p < end) {
-		/* A record under 128 bytes, as ringtapd writes most, skipped at a glance. */
-		if (*p == ((BATCH_RECORDS << 3) | WT_LEN) && end - p >= 2 && p[1] < 0x80 &&
-		    p[1] <= end - p - 2) {
-			p += 2 + p[1];
-			continue;
-		}
+		size_t off = 0, left = (size_t)(end - p);
+
+		/* Records under 128 bytes, as ringtapd writes most, skipped at a glance. */
+		while (off + 2 <= left && p[off] == ((BATCH_RECORDS << 3) | WT_LEN) &&
+		       p[off + 1] < 0x80)
+			off += 2 + p[off + 1];
+		if (off > left)
+			return -EBADMSG;	/* the last one runs past the Batch */
+		p += off;
+		if (p == end)
+			break;
 		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
 			return -EBADMSG;
 		if (number == BATCH_CPU && type != WT_VARINT)
@@ -180,10 +220,10 @@ static bool next_page_count(struct rt_pages_view *v, uint32_t *count)
 	uint64_t num;
 
 	while (v->count_run == v->count_end) {
-		const uint8_t *bytes;
+		const uint8_t *bytes = NULL;
 		uint32_t number;
 		unsigned int type;
-		size_t len;
+		size_t len = 0;
 
 		if (v->counts == v->end ||
 		    !get_field(&v->counts, v->end, &number, &type, &num, &bytes, &len))
@@ -303,7 +343,8 @@ static inline __attribute__((always_inline)) int read_value(const uint8_t *p,
 		switch (*p) {
 		case (1 << 3) | WT_VARINT:	/* int64 s */
 		case (2 << 3) | WT_VARINT:	/* uint64 u */
-			v->kind = *p++ == ((1 << 3) | WT_VARINT) ? RT_VALUE_SIGNED : RT_VALUE_UNSIGNED;
+			v->kind = *p++ == ((1 << 3) | WT_VARINT) ? RT_VALUE_SIGNED :
+								   RT_VALUE_UNSIGNED;
 			if (!get_varint(&p, end, &v->u))
 				return -EBADMSG;
 			continue;
@@ -391,9 +432,9 @@ static inline __attribute__((always_inline)) bool read_short_value(const uint8_t
 }
 
 /* One Record message; common values fill vals from the top down, then turn round. */
-static inline __attribute__((always_inline)) int read_record(const uint8_t *p, const uint8_t *end,
-							   struct rt_record_view *rec,
-							   struct rt_value *vals, size_t max)
+static __attribute__((noinline)) int read_record(const uint8_t *p, const uint8_t *end,
+						 struct rt_record_view *rec, struct rt_value *vals,
+						 size_t max)
 {
 	unsigned int seen = 0;
 	size_t nf = 0, nc = 0;
@@ -475,6 +516,97 @@ static inline __attribute__((always_inline)) int read_record(const uint8_t *p, c
 }
 
 /*
+ * The reader of records as ringtapd writes them passes pointers by value
+ * (the one past what was read; NULL when it is not there), so that they
+ * stay in registers rather than in memory whose address a call was given.
+ */
+
+/* A varint at p: one or two bytes inline, anything longer out of line. */
+static inline __attribute__((always_inline)) const uint8_t *varint_at(const uint8_t *p,
+								      const uint8_t *end,
+								      uint64_t *v)
+{
+	if (__builtin_expect(p < end && *p < 0x80, 1)) {
+		*v = *p;
+		return p + 1;
+	}
+	return get_varint_long(&p, end, v) ? p : NULL;
+}
+
+/* The time stamp's varint, six bytes or so: gathered from a word where eight bytes are at hand. */
+static inline __attribute__((always_inline)) const uint8_t *timestamp_at(const uint8_t *p,
+									 const uint8_t *end,
+									 uint64_t *v)
+{
+	unsigned int n;
+
+	if (end - p >= 8 && (n = varint_of_word(p, v)))
+		return p + n;
+	return varint_at(p, end, v);
+}
+
+/* Value's one-byte keys as ringtapd writes them, by the kind they give: s, u, str, raw. */
+static const uint8_t value_key_kind[256] = {
+	[(1 << 3) | WT_VARINT] = RT_VALUE_SIGNED,
+	[(2 << 3) | WT_VARINT] = RT_VALUE_UNSIGNED,
+	[(3 << 3) | WT_LEN] = RT_VALUE_TEXT,
+	[(4 << 3) | WT_LEN] = RT_VALUE_BYTES,
+};
+
+/*
+ * A Value as ringtapd writes most of them, its key and one-byte length at
+ * p: one number, or one text or bytes under 126 bytes, and nothing else in
+ * it. Past it with the Value in v; NULL to read it the general way. A
+ * number of one or two bytes is read here (the Value's length says which);
+ * a longer one against the record's end, and must end where the Value does.
+ */
+static inline __attribute__((always_inline)) const uint8_t *value_as_written_at(
+	const uint8_t *p, const uint8_t *end, struct rt_value *v)
+{
+	const uint8_t *value_end;
+	enum rt_value_kind kind;
+	size_t len;
+
+	if (end - p < 4)
+		return NULL;
+	len = p[1];
+	if (len - 2 > 0x7f - 2 || len > (size_t)(end - p) - 2)
+		return NULL;	/* under 2 or over 127 bytes, or past the end */
+	value_end = p + 2 + len;
+	kind = (enum rt_value_kind)value_key_kind[p[2]];
+	if (kind == RT_VALUE_SIGNED || kind == RT_VALUE_UNSIGNED) {
+		if (len == 2 && p[3] < 0x80)
+			v->u = p[3];
+		else if (len == 3 && p[3] >= 0x80 && p[4] < 0x80)
+			v->u = (p[3] & 0x7fu) | (uint64_t)p[4] << 7;
+		else if (varint_at(p + 3, end, &v->u) != value_end)
+			return NULL;
+	} else if (kind != RT_VALUE_NONE && p[3] == len - 2) {
+		v->bytes = p + 4;
+		v->len = len - 2;
+	} else {
+		return NULL;
+	}
+	v->kind = kind;
+	v->symbol = NULL;
+	return value_end;
+}
+
+/* Any other Value, its key at p: past it with the Value in v; NULL if malformed. */
+static __attribute__((noinline)) const uint8_t *value_at(const uint8_t *p, const uint8_t *end,
+							 struct rt_value *v)
+{
+	const uint8_t *bytes;
+	size_t len;
+
+	p++;
+	if (!get_bytes(&p, end, &bytes, &len) ||
+	    (!read_short_value(bytes, len, v) && read_value(bytes, bytes + len, v)))
+		return NULL;
+	return p;
+}
+
+/*
  * A Record exactly as ringtapd writes it: timestamp, event_id, pid, the
  * fields, the common values, every key one byte, each Value a short one or
  * read the general way. One test per key instead of a switch: 1 with the
@@ -486,41 +618,34 @@ static inline __attribute__((always_inline)) int read_record_as_written(
 	size_t max)
 {
 	uint64_t timestamp, event_id, pid;
-	size_t n = 0, nf;
+	uint8_t key = (4 << 3) | WT_LEN;	/* fields, then common */
+	size_t n = 0, nf = 0;
 
-	if (end - p < 6 || *p++ != ((1 << 3) | WT_VARINT) || !get_varint(&p, end, &timestamp) ||
-	    p == end || *p++ != ((2 << 3) | WT_VARINT) || !get_varint(&p, end, &event_id) ||
-	    p == end || *p++ != ((3 << 3) | WT_VARINT) || !get_varint(&p, end, &pid))
+	if (end - p < 6 || *p != ((1 << 3) | WT_VARINT) ||
+	    !(p = timestamp_at(p + 1, end, &timestamp)) ||
+	    p == end || *p != ((2 << 3) | WT_VARINT) || !(p = varint_at(p + 1, end, &event_id)) ||
+	    p == end || *p != ((3 << 3) | WT_VARINT) || !(p = varint_at(p + 1, end, &pid)))
 		return 0;
-	for (uint8_t key = (4 << 3) | WT_LEN;; key = (5 << 3) | WT_LEN) {
-		while (p < end && *p == key) {
-			const uint8_t *bytes;
-			size_t len;
+	while (p < end) {
+		const uint8_t *next;
 
-			if (n == max)
-				return -ENOSPC;
-			/* A number under 128, the commonest Value, in one test of its 4 bytes. */
-			if (end - p >= 4 && p[1] == 2 && is_number_key(p[2]) && p[3] < 0x80) {
-				vals[n].kind = kind_of_key(p[2]);
-				vals[n].u = p[3];
-				vals[n++].symbol = NULL;
-				p += 4;
-				continue;
-			}
-			p++;
-			if (!get_bytes(&p, end, &bytes, &len))
+		if (*p != key) {
+			if (key == ((5 << 3) | WT_LEN) || *p != ((5 << 3) | WT_LEN))
 				return 0;
-			if (!read_short_value(bytes, len, &vals[n]) &&
-			    read_value(bytes, bytes + len, &vals[n]))
-				return 0;
-			n++;
+			key = (5 << 3) | WT_LEN;
+			nf = n;
+			continue;
 		}
-		if (key == ((5 << 3) | WT_LEN))
-			break;
-		nf = n;
+		if (n == max)
+			return -ENOSPC;
+		next = value_as_written_at(p, end, &vals[n]);
+		if (!next && !(next = value_at(p, end, &vals[n])))
+			return 0;
+		p = next;
+		n++;
 	}
-	if (p != end)
-		return 0;
+	if (key == ((4 << 3) | WT_LEN))
+		nf = n;
 	rec->timestamp = timestamp;
 	rec->event_id = (uint32_t)event_id;
 	rec->pid = (int32_t)pid;

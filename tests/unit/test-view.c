@@ -6,7 +6,9 @@
  * JSON lines; a Batch whose CPU comes after its records, fields of a later
  * version, and values a third party might write (a multi-byte key, a
  * symbol) read the same; a truncated record is refused, and one with more
- * values than room asks for more without losing its place. Pages: the
+ * values than room asks for more without losing its place; numbers of
+ * every varint length read the same near the end of a record and far
+ * from it. Pages: the
  * page read in place is the one protobuf-c unpacks, counts packed or not.
  */
 #include "encode.h"
@@ -256,6 +258,68 @@ static void test_as_written(void)
 					  0x22, 0x04, 0x10, 0x05, 0x1a, 0x09, 0x08, 0x01 }, 16);
 	CHECK_EQ(rt_batch_view_open(&b, batch, 16), 0);
 	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
+	/* A Value whose number runs on past it into the next Value: malformed too. */
+	memcpy(batch, (const uint8_t[]){ 0x12, 15, 0x08, 0x01, 0x10, 0x01, 0x18, 0x01,
+					  0x22, 0x03, 0x10, 0x80, 0x80, 0x22, 0x02, 0x10, 0x01,
+					  0x08, 0x01 }, 19);
+	CHECK_EQ(rt_batch_view_open(&b, batch, 19), 0);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
+}
+
+/*
+ * Numbers of every varint length, one to ten bytes, as protobuf-c packs
+ * them: read with eight bytes at hand (a text after them) and at the very
+ * end of the record (no values, or the number last), the values must be
+ * the ones packed.
+ */
+static void test_varint_lengths(void)
+{
+	for (unsigned int bits = 0; bits <= 64; bits++)
+		for (unsigned int shape = 0; shape < 6; shape++) {
+			uint64_t x = bits == 64 ? UINT64_MAX : (1ULL << bits) - (shape & 1);
+			Ringtap__Value u = RINGTAP__VALUE__INIT, s = RINGTAP__VALUE__INIT;
+			Ringtap__Value text = RINGTAP__VALUE__INIT;
+			Ringtap__Value *fields[] = { &u, &s, &text }, *common[] = { &u };
+			Ringtap__Record rec = RINGTAP__RECORD__INIT, *recs[] = { &rec };
+			Ringtap__Batch batch = RINGTAP__BATCH__INIT;
+			struct rt_batch_view b;
+			struct rt_record_view view;
+			struct rt_value vals[4];
+			uint8_t bytes[128];
+			size_t len;
+
+			u.v_case = RINGTAP__VALUE__V_U;
+			u.u = x;
+			s.v_case = RINGTAP__VALUE__V_S;
+			s.s = (int64_t)x;
+			text.v_case = RINGTAP__VALUE__V_STR;
+			text.str = "eight bytes or more";
+			rec.timestamp = x;
+			rec.event_id = (uint32_t)x;
+			rec.pid = (int32_t)x;
+			/* shape / 2: no values; the text last; the common number last. */
+			rec.fields = fields;
+			rec.n_fields = shape / 2 ? 3 : 0;
+			rec.common = common;
+			rec.n_common = shape / 2 == 2;
+			batch.cpu = 1;
+			batch.records = recs;
+			batch.n_records = 1;
+			len = ringtap__batch__pack(&batch, bytes);
+			CHECK(len <= sizeof(bytes));
+			CHECK_EQ(rt_batch_view_open(&b, bytes, len), 0);
+			CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 1);
+			CHECK_EQ(view.timestamp, x);
+			CHECK_EQ(view.event_id, (uint32_t)x);
+			CHECK_EQ(view.pid, (int32_t)x);
+			CHECK_EQ(view.n_fields, rec.n_fields);
+			CHECK_EQ(view.n_common, rec.n_common);
+			for (size_t k = 0; k < view.n_fields && k < rec.n_fields; k++)
+				CHECK(same_value(&view.fields[k], fields[k]));
+			if (view.n_common == 1 && rec.n_common == 1)
+				CHECK(same_value(&view.common[0], &u));
+			CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 0);
+		}
 }
 
 /* Pages as ringtapd writes them: the page in place, the same as protobuf-c unpacks. */
@@ -375,6 +439,7 @@ int main(int argc, char **argv)
 	test_fixture(root, "rt", true);
 	test_foreign();
 	test_as_written();
+	test_varint_lengths();
 	test_pages_as_written();
 	test_pages_foreign();
 	return check_exit("test-view");
