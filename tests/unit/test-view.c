@@ -7,8 +7,8 @@
  * version, and values a third party might write (a multi-byte key, a
  * symbol) read the same; a truncated record is refused, and one with more
  * values than room asks for more without losing its place; numbers of
- * every varint length read the same near the end of a record and far
- * from it. Pages: the
+ * every varint length, texts about the one-byte length's limit and fields
+ * after common values read the same as protobuf-c reads them. Pages: the
  * page read in place is the one protobuf-c unpacks, counts packed or not.
  */
 #include "encode.h"
@@ -264,6 +264,72 @@ static void test_as_written(void)
 					  0x08, 0x01 }, 19);
 	CHECK_EQ(rt_batch_view_open(&b, batch, 19), 0);
 	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
+	/* The same with a Value of two bytes: its number's byte says more follow. */
+	memcpy(batch, (const uint8_t[]){ 0x12, 14, 0x08, 0x01, 0x10, 0x01, 0x18, 0x01,
+					  0x22, 0x02, 0x10, 0x80, 0x22, 0x02, 0x10, 0x01,
+					  0x08, 0x01 }, 18);
+	CHECK_EQ(rt_batch_view_open(&b, batch, 18), 0);
+	CHECK_EQ(rt_batch_view_next(&b, &view, vals, 8), -EBADMSG);
+}
+
+/*
+ * Records protobuf-c packs that the reader of ringtapd's shape must hand
+ * on or read alike: texts of 124 to 127 bytes (a Value's length of one
+ * byte or two), and a field after the common values.
+ */
+static void test_shapes(void)
+{
+	static char text[128];
+
+	memset(text, 'x', sizeof(text) - 1);
+	for (unsigned int shape = 0; shape < 5; shape++) {
+		Ringtap__Value a = RINGTAP__VALUE__INIT, c = RINGTAP__VALUE__INIT;
+		Ringtap__Value z = RINGTAP__VALUE__INIT;
+		Ringtap__Value *fields[] = { &a, &z }, *common[] = { &c };
+		Ringtap__Record rec = RINGTAP__RECORD__INIT;
+		struct rt_batch_view b;
+		struct rt_record_view view;
+		struct rt_value vals[4];
+		uint8_t bytes[512];
+		size_t n = 0, len;
+
+		a.v_case = RINGTAP__VALUE__V_STR;
+		a.str = text + sizeof(text) - 1 - (124 + shape % 4);
+		c.v_case = RINGTAP__VALUE__V_U;
+		c.u = 300;
+		z.v_case = RINGTAP__VALUE__V_S;
+		z.s = 7;
+		rec.timestamp = 1;
+		rec.event_id = 2;
+		rec.pid = 3;
+		rec.fields = fields;
+		rec.n_fields = 1;
+		rec.common = common;
+		rec.n_common = 1;
+		bytes[n++] = 0x08;	/* cpu 0 */
+		bytes[n++] = 0x00;
+		bytes[n++] = 0x12;	/* records */
+		len = ringtap__record__get_packed_size(&rec);
+		if (shape == 4)
+			len += 4;	/* and a field after the common value */
+		n += rt_wire_varint_encode(len, bytes + n);
+		n += ringtap__record__pack(&rec, bytes + n);
+		if (shape == 4) {
+			memcpy(bytes + n, (const uint8_t[]){ 0x22, 0x02, 0x08, 0x07 }, 4);
+			n += 4;
+		}
+		CHECK_EQ(rt_batch_view_open(&b, bytes, n), 0);
+		CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 1);
+		CHECK_EQ(view.n_fields, shape == 4 ? 2 : 1);
+		CHECK(view.n_fields && view.fields[0].kind == RT_VALUE_TEXT &&
+		      view.fields[0].len == strlen(a.str) &&
+		      !memcmp(view.fields[0].bytes, a.str, view.fields[0].len));
+		CHECK(view.n_fields < 2 || (view.fields[1].kind == RT_VALUE_SIGNED &&
+					    view.fields[1].s == 7));
+		CHECK(view.n_common == 1 && view.common[0].kind == RT_VALUE_UNSIGNED &&
+		      view.common[0].u == 300);
+		CHECK_EQ(rt_batch_view_next(&b, &view, vals, 4), 0);
+	}
 }
 
 /*
@@ -440,6 +506,7 @@ int main(int argc, char **argv)
 	test_foreign();
 	test_as_written();
 	test_varint_lengths();
+	test_shapes();
 	test_pages_as_written();
 	test_pages_foreign();
 	return check_exit("test-view");
