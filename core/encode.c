@@ -398,6 +398,31 @@ static inline uint8_t *put_bytes_value(uint8_t *p, unsigned int tag, unsigned in
 	return put_bytes(p, (kind << 3) | 2, data, len);
 }
 
+/*
+ * A fixed char array's text, the field inside the record: the room for
+ * it was reserved at the field's whole size, so whole words are copied as
+ * far as the field holds them (a comm's 16 bytes in two moves, not a call
+ * to memcpy), the bytes past the text to be written over or left past the
+ * end.
+ */
+static inline uint8_t *put_text_inside(uint8_t *p, unsigned int tag, unsigned int kind,
+				       const uint8_t *data, uint32_t len, uint32_t field_len)
+{
+	uint32_t i = 0;
+
+	if (len >= 126 || field_len < 8)
+		return put_bytes_value(p, tag, kind, data, len);
+	p[0] = (uint8_t)tag;
+	p[1] = (uint8_t)(len + 2);
+	p[2] = (uint8_t)((kind << 3) | 2);
+	p[3] = (uint8_t)len;
+	for (; i < len && i + 8 <= field_len; i += 8)
+		memcpy(p + 4 + i, data + i, 8);
+	if (i < len)
+		memcpy(p + 4 + i, data + i, len - i);
+	return p + 4 + len;
+}
+
 /* A Value{kind: number}: its size fits one byte, written once the number is. */
 static inline uint8_t *put_number_value(uint8_t *p, unsigned int tag, unsigned int kind,
 					uint64_t v)
@@ -430,8 +455,10 @@ static uint8_t *put_pointer_value(uint8_t *p, unsigned int tag, uint64_t v, cons
 }
 
 /* One step: its value read from the record and written at p. */
-static inline uint8_t *put_step(uint8_t *p, const struct step *st, const struct rt_record *rec,
-				const struct rt_layout *l, bool fixed_inside)
+static inline __attribute__((always_inline)) uint8_t *put_step(uint8_t *p, const struct step *st,
+								 const struct rt_record *rec,
+								 const struct rt_layout *l,
+								 bool fixed_inside)
 {
 	const uint8_t *at = rec->data + st->offset;
 	uint32_t len, w;
@@ -465,7 +492,8 @@ static inline uint8_t *put_step(uint8_t *p, const struct step *st, const struct 
 			return put_number_value(p, st->tag, VAL_S, u);
 		case OP_TEXT:
 			len = text_len(at, st->len, &ascii);
-			return put_bytes_value(p, st->tag, ascii ? VAL_STR : VAL_RAW, at, len);
+			return put_text_inside(p, st->tag, ascii ? VAL_STR : VAL_RAW, at, len,
+					       st->len);
 		case OP_TEXT_LOC:
 			/* Length in the high 16 bits, offset in the low 16. */
 			memcpy(&w, at, 4);
@@ -573,7 +601,6 @@ int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *r
 	const struct plan *plan;
 	uint8_t *start, *body, *p;
 	size_t size, head, room;
-	bool fixed_inside;
 	uint64_t pid = 0;
 	int ret;
 
@@ -602,9 +629,13 @@ int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *r
 	p = put_varint(p, rec->type);
 	*p++ = (3 << 3);
 	p = put_varint(p, pid);
-	fixed_inside = rec->size >= plan->fixed_end;
-	for (unsigned int i = 0; i < plan->n; i++)
-		p = put_step(p, &plan->steps[i], rec, l, fixed_inside);
+	/* Two loops, so that each has put_step compiled for its case. */
+	if (rec->size >= plan->fixed_end)
+		for (unsigned int i = 0; i < plan->n; i++)
+			p = put_step(p, &plan->steps[i], rec, l, true);
+	else
+		for (unsigned int i = 0; i < plan->n; i++)
+			p = put_step(p, &plan->steps[i], rec, l, false);
 	size = (size_t)(p - body);
 	head = 1 + varint_size(size);
 	if (head != 2)
