@@ -250,6 +250,15 @@ int rt_subscriber_push_schema(struct rt_subscriber *s, unsigned int id, const ui
 	return ret;
 }
 
+static void count_in_batch(struct rt_subscriber *s, const struct rt_record *rec)
+{
+	if (!s->batch_records)
+		s->batch_first_ts = rec->timestamp;
+	s->batch_cpu = rec->cpu;
+	s->batch_last_ts = rec->timestamp;
+	s->batch_records++;
+}
+
 int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len)
 {
@@ -258,11 +267,19 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 	/* Not in the batch, not counted in it: the caller reports it as dropped. */
 	if (ret)
 		return ret;
-	if (!s->batch_records)
-		s->batch_first_ts = rec->timestamp;
-	s->batch_cpu = rec->cpu;
-	s->batch_last_ts = rec->timestamp;
-	s->batch_records++;
+	count_in_batch(s, rec);
+	return 0;
+}
+
+int rt_subscriber_encode(struct rt_subscriber *s, const struct rt_record *rec,
+			 struct rt_record_encoder *enc)
+{
+	/* The encoder appends whole or not at all. */
+	int ret = rt_record_encoder_put(enc, rec, &s->batch);
+
+	if (ret)
+		return ret;
+	count_in_batch(s, rec);
 	return 0;
 }
 

@@ -96,6 +96,14 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 		      const uint8_t *packed, size_t len);
 
 /*
+ * The same, the record packed by enc straight into the pending batch: for
+ * a subscriber alone with its encoding, whose bytes no one else shares, it
+ * saves packing them aside and copying them in. -ENOMEM as above.
+ */
+int rt_subscriber_encode(struct rt_subscriber *s, const struct rt_record *rec,
+			 struct rt_record_encoder *enc);
+
+/*
  * Queues a frame of records (a Batch, or raw Pages), or drops it whole when
  * the queue is over its limit, counting its records as lost on that CPU.
  * Out of memory, the frame is dropped and counted the same way, and

@@ -2,7 +2,8 @@
 /*
  * The fan-out: each decoded record goes to the connections that selected
  * it, encoded once per encoding (DECODED with or without common fields,
- * FIXED) and copied into each queue; a raw page goes whole to RAW
+ * FIXED) and copied into each queue, or packed straight into the queue of
+ * a subscriber alone with its encoding; a raw page goes whole to RAW
  * subscribers; kernel losses go to everyone streaming. Whatever cannot be
  * queued is counted as lost to that subscriber and reported in its stream.
  */
@@ -122,6 +123,7 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 		rt_record_read_common(rec, srv->layout, pidf, &pid);
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		struct rt_buf *b;
+		int ret;
 
 		if (c->state != CONN_STREAMING || c->encoding == RINGTAP__ENCODING__RAW ||
 		    !rt_subscriber_wants(&c->sub, rec->cpu, rec->type, (int32_t)pid) ||
@@ -133,8 +135,13 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 			conn_out_of_memory(c, "for a Schema");
 			continue;
 		}
-		b = packed_for(srv, c, rec);
-		if (!b || rt_subscriber_add(&c->sub, rec, b->data, b->len)) {
+		/* Alone with its encoding: packed where it goes, not aside and copied. */
+		if (c->encoding == RINGTAP__ENCODING__DECODED && c->way->users == 1)
+			ret = rt_subscriber_encode(&c->sub, rec, c->way->encoder);
+		else
+			ret = (b = packed_for(srv, c, rec)) ?
+				      rt_subscriber_add(&c->sub, rec, b->data, b->len) : -ENOMEM;
+		if (ret) {
 			/* Counted and reported to it like any other drop. */
 			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);
 			conn_out_of_memory(c, "for a record");

@@ -80,7 +80,7 @@ perf --version || fail "no perf in this guest"
 ringtapd_at
 ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap 2> /tmp/r.err &
 client=$!
-wait_lines /tmp/d.err subscribed
+wait_lines /tmp/d.err subscribed 1 30
 profile raw "$daemon $client"
 kill -INT $daemon; wait $daemon $client
 echo "note: raw: $(rt-guest-capture-check /tmp/r.cap)"
@@ -89,7 +89,7 @@ rm -f /tmp/r.cap
 ringtapd_at
 rt-guest-wirebytes $sock decoded > /tmp/w.out 2>&1 &
 client=$!
-wait_lines /tmp/d.err subscribed
+wait_lines /tmp/d.err subscribed 1 30
 profile decoded "$daemon $client"
 kill -INT $daemon; wait $daemon $client
 echo "note: decoded: $(cat /tmp/w.out)"

@@ -4,6 +4,8 @@
  * exactly its selection; past its byte limit it drops whole batches and its
  * Lost frames account for every dropped record; kernel losses on its CPUs
  * reach it with the kernel's counts; a Schema precedes an event's records.
+ * Records packed straight into a batch make the same frames as records
+ * packed aside and copied in.
  * A page's frame queued by reference goes out byte for byte as the frame
  * made whole, a few bytes at a time, and holds the page until then.
  */
@@ -18,6 +20,8 @@ struct feed {
 	unsigned int n_subs;
 	unsigned long long selected[4];
 	struct rt_buf packed;
+	struct rt_record_encoder *enc;	/* for those packed straight into their batch */
+	bool direct[4];
 };
 
 static int on_record(const struct rt_record *rec, void *ctx)
@@ -41,7 +45,11 @@ static int on_record(const struct rt_record *rec, void *ctx)
 								   schema.len), 0);
 				rt_buf_free(&schema);
 			}
-			CHECK_EQ(rt_subscriber_add(f->subs[i], rec, f->packed.data, f->packed.len), 0);
+			if (f->direct[i])
+				CHECK_EQ(rt_subscriber_encode(f->subs[i], rec, f->enc), 0);
+			else
+				CHECK_EQ(rt_subscriber_add(f->subs[i], rec, f->packed.data,
+							   f->packed.len), 0);
 		}
 	return 0;
 }
@@ -244,6 +252,62 @@ static void test_selection_and_backpressure(const char *root)
 	fixture_close(&fx);
 }
 
+/* The queue's bytes, all of them, as a socket would take them. */
+static void queue_bytes(struct rt_subscriber *s, struct rt_buf *out)
+{
+	const uint8_t *data;
+	size_t len;
+
+	while (rt_subscriber_peek(s, &data, &len)) {
+		rt_buf_put(out, data, len);
+		rt_subscriber_consume(s, len);
+	}
+}
+
+/* Records packed straight into the batch: the same frames, byte for byte, as packed and copied. */
+static void test_encoded_in_place(const char *root)
+{
+	struct fixture fx;
+	struct rt_subscriber copied, in_place;
+	struct rt_buf a = { 0 }, b = { 0 };
+	struct feed f = { 0 };
+	struct seen s;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	f.fx = &fx;
+	CHECK_EQ(rt_record_encoder_new(&f.enc, fx.layout, false, NULL), 0);
+	CHECK_EQ(rt_subscriber_init(&copied, 2, 1 << 20), 0);
+	CHECK_EQ(rt_subscriber_init(&in_place, 2, 1 << 20), 0);
+	select_named(&fx, &copied, "ringtap_test", "ringtap_test");
+	select_named(&fx, &copied, "sched", "sched_switch");
+	select_named(&fx, &in_place, "ringtap_test", "ringtap_test");
+	select_named(&fx, &in_place, "sched", "sched_switch");
+	f.subs[0] = &copied;
+	f.subs[1] = &in_place;
+	f.direct[1] = true;
+	f.n_subs = 2;
+	feed_fixture(&f);
+	queue_bytes(&copied, &a);
+	queue_bytes(&in_place, &b);
+	CHECK(a.len > 1000);
+	CHECK(a.len == b.len && !memcmp(a.data, b.data, a.len));
+	CHECK_EQ(in_place.delivered, f.selected[1]);
+	CHECK_EQ(f.selected[1], count_in_trace(&fx, "ringtap_test:") +
+				count_in_trace(&fx, "sched_switch:"));
+	drain(&in_place, &s);	/* empty now: nothing left behind */
+	CHECK_EQ(s.frames, 0);
+	rt_buf_free(&a);
+	rt_buf_free(&b);
+	rt_subscriber_release(&copied);
+	rt_subscriber_release(&in_place);
+	rt_record_encoder_free(f.enc);
+	rt_buf_free(&f.packed);
+	fixture_close(&fx);
+}
+
 static void test_kernel_losses(const char *root)
 {
 	static const char *const ovr_events[] = { "ringtap_test:ringtap_test", "ftrace:print",
@@ -436,6 +500,7 @@ int main(int argc, char **argv)
 	test_clear_selection();
 	test_abandon(argv[1]);
 	test_selection_and_backpressure(argv[1]);
+	test_encoded_in_place(argv[1]);
 	test_kernel_losses(argv[1]);
 	return check_exit("test-subscriber");
 }
