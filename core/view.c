@@ -521,7 +521,7 @@ static __attribute__((noinline)) int read_record(const uint8_t *p, const uint8_t
  * stay in registers rather than in memory whose address a call was given.
  */
 
-/* A varint at p: one or two bytes inline, anything longer out of line. */
+/* A varint at p: one or two bytes (event ids, pids) inline, anything longer out of line. */
 static inline __attribute__((always_inline)) const uint8_t *varint_at(const uint8_t *p,
 								      const uint8_t *end,
 								      uint64_t *v)
@@ -529,6 +529,10 @@ static inline __attribute__((always_inline)) const uint8_t *varint_at(const uint
 	if (__builtin_expect(p < end && *p < 0x80, 1)) {
 		*v = *p;
 		return p + 1;
+	}
+	if (end - p >= 2 && p[1] < 0x80) {
+		*v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+		return p + 2;
 	}
 	return get_varint_long(&p, end, v) ? p : NULL;
 }
