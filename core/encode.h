@@ -33,7 +33,8 @@ void rt_buf_free(struct rt_buf *b);
  * not; every field, or only those named), with a plan per event compiled
  * from its format the first time a record of it comes. The daemon keeps one
  * per way its subscribers asked for, so a record is encoded once per way
- * and its bytes copied into each subscriber's Batch.
+ * and its bytes copied into each subscriber's Batch (written straight into
+ * it when the way has one subscriber).
  */
 struct rt_record_encoder;
 

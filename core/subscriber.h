@@ -98,7 +98,8 @@ int rt_subscriber_add(struct rt_subscriber *s, const struct rt_record *rec,
 /*
  * The same, the record packed by enc straight into the pending batch: for
  * a subscriber alone with its encoding, whose bytes no one else shares, it
- * saves packing them aside and copying them in. -ENOMEM as above.
+ * saves packing them aside and copying them in. The encoder's error
+ * (-ENOMEM) leaves the batch as it was, for the caller to count.
  */
 int rt_subscriber_encode(struct rt_subscriber *s, const struct rt_record *rec,
 			 struct rt_record_encoder *enc);

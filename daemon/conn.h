@@ -49,7 +49,8 @@ enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 /*
  * One way of sending decoded records (common fields or not, a projection
  * or not), shared by every DECODED connection that asked for it: a record
- * is encoded once per way and its bytes copied into each one's Batch.
+ * is encoded once per way and its bytes copied into each one's Batch (or,
+ * for a way with one user, written straight into its Batch).
  */
 struct conn_encoding {
 	struct conn_encoding *next;
