@@ -379,16 +379,24 @@ static inline uint32_t text_len(const uint8_t *p, uint32_t len, bool *ascii)
 	return i;
 }
 
+/* The field tag's entry for a Value{kind: bytes} of len < 126 bytes: every length one byte. */
+static inline uint8_t *put_short_bytes_head(uint8_t *p, unsigned int tag, unsigned int kind,
+					    uint32_t len)
+{
+	p[0] = (uint8_t)tag;
+	p[1] = (uint8_t)(len + 2);
+	p[2] = (uint8_t)((kind << 3) | 2);
+	p[3] = (uint8_t)len;
+	return p + 4;
+}
+
 /* A Value{kind: bytes} of len bytes at p, as the field tag's entry. */
 static inline uint8_t *put_bytes_value(uint8_t *p, unsigned int tag, unsigned int kind,
 				       const uint8_t *data, uint32_t len)
 {
 	/* Most texts are short: every length then takes one byte. */
 	if (len < 126) {
-		p[0] = (uint8_t)tag;
-		p[1] = (uint8_t)(len + 2);
-		p[2] = (uint8_t)((kind << 3) | 2);
-		p[3] = (uint8_t)len;
+		put_short_bytes_head(p, tag, kind, len);
 		if (len)
 			memcpy(p + 4, data, len);
 		return p + 4 + len;
@@ -412,10 +420,7 @@ static inline uint8_t *put_text_inside(uint8_t *p, unsigned int tag, unsigned in
 
 	if (len >= 126 || field_len < 8)
 		return put_bytes_value(p, tag, kind, data, len);
-	p[0] = (uint8_t)tag;
-	p[1] = (uint8_t)(len + 2);
-	p[2] = (uint8_t)((kind << 3) | 2);
-	p[3] = (uint8_t)len;
+	put_short_bytes_head(p, tag, kind, len);
 	for (; i < len && i + 8 <= field_len; i += 8)
 		memcpy(p + 4 + i, data + i, 8);
 	if (i < len)

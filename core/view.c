@@ -384,53 +384,6 @@ static inline __attribute__((always_inline)) int read_value(const uint8_t *p,
 	return 0;
 }
 
-/* Value.s (1) or Value.u (2) as a varint: one test for both keys, 0x08 and 0x10. */
-static inline bool is_number_key(uint8_t key)
-{
-	return !((key - ((1u << 3) | WT_VARINT)) & ~(1u << 3)) && key;
-}
-
-/* Value's field numbers are rt_value_kind's values: s 1, u 2, str 3, raw 4. */
-_Static_assert(RT_VALUE_SIGNED == 1 && RT_VALUE_UNSIGNED == 2 && RT_VALUE_TEXT == 3 &&
-	       RT_VALUE_BYTES == 4, "Value's field numbers");
-static inline enum rt_value_kind kind_of_key(uint8_t key)
-{
-	return (enum rt_value_kind)(key >> 3);
-}
-
-/*
- * The Values ringtapd writes most: a number (a key and a varint) or a text
- * or bytes under 128 bytes (a key, a one-byte length, the bytes), and
- * nothing else in the message. true when the Value was one of those and is
- * in v; false to read it the general way.
- */
-static inline __attribute__((always_inline)) bool read_short_value(const uint8_t *p, size_t len,
-								 struct rt_value *v)
-{
-	const uint8_t *end = p + len;
-
-	if (len < 2)
-		return false;
-	if (is_number_key(p[0])) {
-		const uint8_t *q = p + 1;
-
-		if (!get_varint(&q, end, &v->u) || q != end)
-			return false;
-		v->kind = kind_of_key(p[0]);
-		v->symbol = NULL;
-		return true;
-	}
-	if ((p[0] == ((3 << 3) | WT_LEN) || p[0] == ((4 << 3) | WT_LEN)) && p[1] < 0x80 &&
-	    p[1] == len - 2) {
-		v->kind = kind_of_key(p[0]);
-		v->bytes = p + 2;
-		v->len = len - 2;
-		v->symbol = NULL;
-		return true;
-	}
-	return false;
-}
-
 /* One Record message; common values fill vals from the top down, then turn round. */
 static __attribute__((noinline)) int read_record(const uint8_t *p, const uint8_t *end,
 						 struct rt_record_view *rec, struct rt_value *vals,
@@ -472,7 +425,7 @@ static __attribute__((noinline)) int read_record(const uint8_t *p, const uint8_t
 			if (nf + nc == max)
 				return -ENOSPC;
 			v = key == ((4 << 3) | WT_LEN) ? &vals[nf++] : &vals[max - ++nc];
-			if (!read_short_value(bytes, len, v) && read_value(bytes, bytes + len, v))
+			if (read_value(bytes, bytes + len, v))
 				return -EBADMSG;
 			continue;
 		}
@@ -604,8 +557,7 @@ static __attribute__((noinline)) const uint8_t *value_at(const uint8_t *p, const
 	size_t len;
 
 	p++;
-	if (!get_bytes(&p, end, &bytes, &len) ||
-	    (!read_short_value(bytes, len, v) && read_value(bytes, bytes + len, v)))
+	if (!get_bytes(&p, end, &bytes, &len) || read_value(bytes, bytes + len, v))
 		return NULL;
 	return p;
 }

@@ -138,9 +138,10 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 		/* Alone with its encoding: packed where it goes, not aside and copied. */
 		if (c->encoding == RINGTAP__ENCODING__DECODED && c->way->users == 1)
 			ret = rt_subscriber_encode(&c->sub, rec, c->way->encoder);
+		else if (!(b = packed_for(srv, c, rec)))
+			ret = -ENOMEM;
 		else
-			ret = (b = packed_for(srv, c, rec)) ?
-				      rt_subscriber_add(&c->sub, rec, b->data, b->len) : -ENOMEM;
+			ret = rt_subscriber_add(&c->sub, rec, b->data, b->len);
 		if (ret) {
 			/* Counted and reported to it like any other drop. */
 			rt_subscriber_drop(&c->sub, rec->cpu, 1, rec->timestamp);

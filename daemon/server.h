@@ -18,7 +18,6 @@
 #include "decode.h"
 
 struct rt_page_buf;
-
 struct rt_session;
 struct rt_layout;
 struct rt_server;
