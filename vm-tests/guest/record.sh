@@ -11,6 +11,8 @@ r=$!
 ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/full/capture 2> /tmp/full.err &
 full=$!
 wait_lines /tmp/d.err subscribed 2
+# Without --max-latency a recorder asks a second: drained every 750 ms, not 75.
+grep -q "draining every 750 ms" /tmp/d.err || fail "no 750 ms period: $(cat /tmp/d.err)"
 echo 2000 > $RINGTAP_TEST/burst
 wait_or_dump $full 30 && fail "recording onto a full disk succeeded"
 grep -q "No space left on device" /tmp/full.err || fail "no clear error: $(cat /tmp/full.err)"
