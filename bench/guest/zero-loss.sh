@@ -18,7 +18,7 @@ secs=${ZL_SECONDS:-10}
 rates=${ZL_RATES:-"8000 16000 32000 64000 128000 256000 512000"}
 # ZL_DAEMON_ARGS: ringtapd options to compare, e.g. "--wake-percent=25".
 daemon_args=${ZL_DAEMON_ARGS:-}
-# ZL_RECORD_ARGS: `ringtap record` options, e.g. "--max-latency=1000".
+# ZL_RECORD_ARGS: `ringtap record` options, e.g. "--max-latency=100" (its default is 1000).
 record_args=${ZL_RECORD_ARGS:-}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
 # tool_ticks "COMM ...": the CPU time (1/100 s) of every process with one of these names.
