@@ -249,7 +249,16 @@ static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
 			return -err;
 		}
 	}
-	strcpy(sa.sun_path, o->socket_path);
+	/*
+	 * Bound, given its mode and group and listening under a name of its
+	 * own, then renamed into place (over a socket left by an earlier run):
+	 * a client that finds the socket can connect to it, where one that came
+	 * between bind() and listen() was refused. A path too long for the
+	 * extra name is made in place, as before.
+	 */
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.%d", o->socket_path,
+			     (int)getpid()) >= sizeof(sa.sun_path))
+		strcpy(sa.sun_path, o->socket_path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		int err = errno;
@@ -257,13 +266,14 @@ static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
 		rt_log(LOG_ERR, "creating a Unix socket: %s", strerror(err));
 		return -err;
 	}
-	unlink(o->socket_path);	/* a socket left by an earlier run */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(o->socket_path, 0660) ||
-	    (srv->have_group && chown(o->socket_path, (uid_t)-1, srv->group)) || listen(fd, 128)) {
+	unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(sa.sun_path, 0660) ||
+	    (srv->have_group && chown(sa.sun_path, (uid_t)-1, srv->group)) || listen(fd, 128) ||
+	    (strcmp(sa.sun_path, o->socket_path) && rename(sa.sun_path, o->socket_path))) {
 		int err = errno;
 
 		rt_log(LOG_ERR, "listening on %s: %s", o->socket_path, strerror(err));
+		unlink(sa.sun_path);
 		close(fd);
 		return -err;
 	}
