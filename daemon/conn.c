@@ -740,6 +740,7 @@ static void conn_leave(struct rt_conn *c)
 	struct rt_buf b = { 0 };
 
 	c->leaving = false;
+	c->leave_passes = 0;
 	if (rt_subscriber_flush_losses(&c->sub))
 		conn_out_of_memory(c, "for its last loss reports");
 	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
@@ -749,10 +750,11 @@ static void conn_leave(struct rt_conn *c)
 	conn_want_write(c, true);
 }
 
-void rt_server_pass_done(struct rt_server *srv)
+void rt_server_pass_done(struct rt_server *srv, bool read_all, unsigned int max_passes)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		if (c->leaving && c->state == CONN_STREAMING)
+		if (c->leaving && c->state == CONN_STREAMING &&
+		    (read_all || ++c->leave_passes >= max_passes))
 			conn_leave(c);
 }
 

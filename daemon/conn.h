@@ -98,7 +98,8 @@ struct rt_conn {
 	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
 	unsigned int latency_ms;	/* the bound it asked; 0: the daemon's */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
-	bool leaving;		/* said Bye: one more drain pass, then ours */
+	bool leaving;		/* said Bye: drain passes until one reads all, then ours */
+	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
 };

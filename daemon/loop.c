@@ -270,11 +270,12 @@ static int on_drain_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		if (n < 0)
 			return sd_event_exit(d->loop, 1);
 		if (d->server)
-			rt_server_pass_done(d->server);
+			rt_server_pass_done(d->server, !rt_pump_capped(d->pump),
+					    rt_pump_passes_per_buffer(d->pump, d->max_pages_per_pass));
 		if (d->once && (n == 0 || rt_pump_all_eof(d->pump))) {
 			ringtapd_begin_stop(d);
 			next_us = 0;
-		} else if (rt_pump_capped(d->pump, n, d->max_pages_per_pass)) {
+		} else if (rt_pump_capped(d->pump)) {
 			/* Pages left behind by the per-pass cap: come back at once. */
 			next_us = 0;
 		} else if (n == 0 && !d->once && pollable(d) && ++d->empty_passes >= 2) {

@@ -37,6 +37,7 @@ struct rt_pump {
 	bool *offline;			/* per CPU, as last seen */
 	int ncpus;
 	bool watch_cpus;		/* a live system, not a captured tree */
+	bool capped;			/* the last pass stopped at max_pages on some CPU */
 	struct rt_pump_sinks to;
 	struct trace_seq line;
 };
@@ -249,6 +250,7 @@ int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 {
 	int total = 0;
 
+	p->capped = false;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		int n = drain_one(p, cpu, max_pages);
 
@@ -256,6 +258,7 @@ int rt_pump_drain(struct rt_pump *p, unsigned int max_pages)
 			total = n;
 			break;
 		}
+		p->capped |= max_pages && (unsigned int)n >= max_pages;
 		total += n;
 	}
 	drained(p);
@@ -272,9 +275,21 @@ int rt_pump_fd(const struct rt_pump *p, int cpu)
 	return p->readers[cpu].is_file ? -1 : p->readers[cpu].fd;
 }
 
-bool rt_pump_capped(const struct rt_pump *p, int pages, unsigned int max_pages)
+bool rt_pump_capped(const struct rt_pump *p)
 {
-	return max_pages && pages >= (int)(max_pages * (unsigned int)p->ncpus);
+	return p->capped;
+}
+
+unsigned int rt_pump_passes_per_buffer(const struct rt_pump *p, unsigned int max_pages)
+{
+	size_t passes;
+
+	if (!max_pages)
+		return 1;	/* a pass reads to the end */
+	if (!p->session->buffer_kb)
+		return 16;	/* a size not known (a captured tree) */
+	passes = p->session->buffer_kb * 1024 / p->layout->sub_buffer_size / max_pages + 2;
+	return passes > 1u << 16 ? 1u << 16 : (unsigned int)passes;
 }
 
 bool rt_pump_all_eof(const struct rt_pump *p)

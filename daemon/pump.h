@@ -49,8 +49,10 @@ int rt_pump_drain_cpu(struct rt_pump *pump, int cpu, unsigned int max_pages);
 int rt_pump_ncpus(const struct rt_pump *pump);
 /* The CPU's trace_pipe_raw to poll(); -1 for a captured file, which cannot be polled. */
 int rt_pump_fd(const struct rt_pump *pump, int cpu);
-/* Whether a pass that took max_pages from every CPU may have left pages behind. */
-bool rt_pump_capped(const struct rt_pump *pump, int pages, unsigned int max_pages);
+/* Whether the last rt_pump_drain() took max_pages from some CPU: it may have left pages there. */
+bool rt_pump_capped(const struct rt_pump *pump);
+/* Passes of max_pages a CPU that read a whole buffer (rounded up, and the page being written). */
+unsigned int rt_pump_passes_per_buffer(const struct rt_pump *pump, unsigned int max_pages);
 /* Every CPU of a captured tree read to its end (live buffers never end). */
 bool rt_pump_all_eof(const struct rt_pump *pump);
 /* CPUs that went offline or came back since the last look, told to subscribers. */

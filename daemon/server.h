@@ -81,9 +81,12 @@ void rt_server_flush(struct rt_server *server);
 
 /*
  * After a drain pass: subscribers that said Bye got what the kernel held
- * when they said it, and now their losses and our Bye.
+ * when they said it, and now their losses and our Bye. read_all false: the
+ * pass left pages behind (its cap per CPU), and they wait for the next one,
+ * max_passes at most: as many as a buffer held, since passes read it oldest
+ * page first, and a source that refills it faster cannot hold a Bye back.
  */
-void rt_server_pass_done(struct rt_server *server);
+void rt_server_pass_done(struct rt_server *server, bool read_all, unsigned int max_passes);
 
 /* True when every client's queue is sent. */
 bool rt_server_drained(struct rt_server *server);
