@@ -63,9 +63,9 @@ static void usage(FILE *f)
 	      "                         pairs, one per Heartbeat, to align hosts later\n"
 	      "  -r, --reconnect        when ringtapd restarts, connect again and go on (the\n"
 	      "                         gap is counted in each CPU's stats)\n"
-	      "      --max-latency=MS  records may reach us this late (10-60000; default 1000:\n"
-	      "                         a file is read afterwards, and a longer bound lets\n"
-	      "                         ringtapd wake less often)\n"
+	      "      --max-latency=MS   records may reach us this late (10-60000; default\n"
+	      "                         1000: a file is read afterwards, and a longer bound\n"
+	      "                         lets ringtapd wake less often)\n"
 	      "  -h, --help             this text\n",
 	      f);
 }

@@ -60,7 +60,7 @@ grep -q 'EVENTS DROPPED' /tmp/report._tmp_ringtap.dat.txt && fail "ringtap's rec
 grep -q 'print: *tracing_mark_write: ringtap marker' /tmp/report._tmp_ringtap.dat.txt ||
 	fail "marker without its symbol: $(grep 'ringtap marker' /tmp/report._tmp_ringtap.dat.txt)"
 pass "kallsyms in the file: $(grep -o 'print: *tracing_mark_write: ringtap marker' /tmp/report._tmp_ringtap.dat.txt)"
-echo "note: file sizes: ringtap.dat $(wc -c < /tmp/ringtap.dat) B, trace-cmd.dat $(wc -c < /tmp/trace-cmd.dat) B (both version 6, uncompressed); ringtap: $(grep -o '[0-9]* pages' /tmp/r.err | tail -n1) read every 50 ms"
+echo "note: file sizes: ringtap.dat $(wc -c < /tmp/ringtap.dat) B, trace-cmd.dat $(wc -c < /tmp/trace-cmd.dat) B (both version 6, uncompressed); ringtap: $(grep -o '[0-9]* pages' /tmp/r.err | tail -n1)"
 
 n=$(report /tmp/full/ringtap.dat | grep -c .)
 [ "$n" -gt 0 ] || fail "the truncated recording holds no event"
