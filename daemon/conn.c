@@ -958,8 +958,7 @@ static bool conn_take_input(struct rt_conn *c)
 	return true;
 }
 
-/* The queue onto the socket, as far as it takes it. */
-static void conn_write(struct rt_conn *c)
+void conn_write(struct rt_conn *c)
 {
 	for (;;) {
 		ssize_t n;

@@ -156,6 +156,8 @@ void conn_close(struct rt_conn *c, const char *why);
 /* A peer's connections in one state (the per-peer limits). */
 unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state);
 void conn_want_write(struct rt_conn *c, bool on);
+/* The queue onto the socket, as far as it takes it; a vanished peer's c is closed (freed). */
+void conn_write(struct rt_conn *c);
 /* Queues a frame (b is emptied either way) and asks to write it. */
 int conn_push(struct rt_conn *c, struct rt_buf *b);
 /* An Error frame, then the close once it is written. */

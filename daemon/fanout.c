@@ -212,7 +212,10 @@ void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t cou
 
 void rt_server_end_page(struct rt_server *srv)
 {
-	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+	struct rt_conn *next;
+
+	for (struct rt_conn *c = srv->conns; c; c = next) {
+		next = c->next;
 		if (c->state != CONN_STREAMING)
 			continue;
 		/* A batch that cannot be queued is counted lost by the subscriber. */
@@ -220,6 +223,13 @@ void rt_server_end_page(struct rt_server *srv)
 			conn_out_of_memory(c, "for a batch");
 		if (c->sub.head)
 			c->write_due = true;
+		/*
+		 * Half its queue filled within one pass (a long period, many CPUs):
+		 * out as far as the socket takes it now, not when the pass ends,
+		 * so that the pass's own pages do not overflow it.
+		 */
+		if (c->write_due && c->sub.queued > c->sub.max_queued / 2)
+			conn_write(c);
 	}
 }
 

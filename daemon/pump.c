@@ -213,7 +213,10 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	return ret == -EBADMSG ? 0 : ret;
 }
 
-/* What a drain queued goes out as it ends: a pass's pages in one write to each subscriber. */
+/*
+ * What a drain queued goes out as it ends: a pass's pages in one write to
+ * each subscriber (one whose queue fills past half writes sooner, fanout.c).
+ */
 static void drained(struct rt_pump *p)
 {
 	if (p->to.server)
