@@ -958,7 +958,7 @@ static bool conn_take_input(struct rt_conn *c)
 	return true;
 }
 
-void conn_write(struct rt_conn *c)
+bool conn_write(struct rt_conn *c)
 {
 	for (;;) {
 		ssize_t n;
@@ -969,10 +969,10 @@ void conn_write(struct rt_conn *c)
 				continue;
 			if (c->state == CONN_CLOSING) {
 				conn_close(c, "closed");
-				return;
+				return false;
 			}
 			conn_want_write(c, false);
-			return;
+			return true;
 		}
 		n = conn_write_queue(c);
 		if (n == -EAGAIN) {
@@ -983,11 +983,11 @@ void conn_write(struct rt_conn *c)
 			 * abandon must keep that frame.
 			 */
 			c->sub.head_in_flight = c->tls != NULL;
-			return;
+			return true;
 		}
 		if (n < 0) {
 			conn_close(c, "vanished mid-write");
-			return;
+			return false;
 		}
 		c->sub.head_in_flight = false;
 		rt_subscriber_consume(&c->sub, (size_t)n);

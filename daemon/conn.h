@@ -102,6 +102,7 @@ struct rt_conn {
 	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
+	size_t early_write_at;	/* queued bytes before a pass writes again (fanout.c) */
 };
 
 struct rt_server {
@@ -109,6 +110,8 @@ struct rt_server {
 	int listen_fd;
 	bool own_socket;
 	char *path;
+	dev_t socket_dev;		/* the file we made: one put over it later is not ours */
+	ino_t socket_ino;
 	sd_event_source *listen_src;
 	int tcp_fd;
 	sd_event_source *tcp_src;
@@ -156,8 +159,8 @@ void conn_close(struct rt_conn *c, const char *why);
 /* A peer's connections in one state (the per-peer limits). */
 unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state);
 void conn_want_write(struct rt_conn *c, bool on);
-/* The queue onto the socket, as far as it takes it; a vanished peer's c is closed (freed). */
-void conn_write(struct rt_conn *c);
+/* The queue onto the socket, as far as it takes it; false when c was closed (freed). */
+bool conn_write(struct rt_conn *c);
 /* Queues a frame (b is emptied either way) and asks to write it. */
 int conn_push(struct rt_conn *c, struct rt_buf *b);
 /* An Error frame, then the close once it is written. */

@@ -226,10 +226,13 @@ void rt_server_end_page(struct rt_server *srv)
 		/*
 		 * Half its queue filled within one pass (a long period, many CPUs):
 		 * out as far as the socket takes it now, not when the pass ends,
-		 * so that the pass's own pages do not overflow it.
+		 * so that the pass's own pages do not overflow it. A socket that
+		 * took little is tried again once an eighth more is queued, not
+		 * at every page.
 		 */
-		if (c->write_due && c->sub.queued > c->sub.max_queued / 2)
-			conn_write(c);
+		if (c->write_due && c->sub.queued > c->sub.max_queued / 2 &&
+		    c->sub.queued >= c->early_write_at && conn_write(c))
+			c->early_write_at = c->sub.queued + c->sub.max_queued / 8;
 	}
 }
 

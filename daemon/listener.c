@@ -215,6 +215,7 @@ static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_free_ char *dir = NULL;
+	struct stat st;
 	char *slash;
 	int n = sd_listen_fds(1), fd;
 
@@ -279,6 +280,10 @@ static int listen_socket(struct rt_server *srv, const struct rt_server_opts *o)
 	}
 	srv->listen_fd = fd;
 	srv->own_socket = true;
+	if (!stat(o->socket_path, &st)) {
+		srv->socket_dev = st.st_dev;
+		srv->socket_ino = st.st_ino;
+	}
 	srv->path = strdup(o->socket_path);
 	rt_log(LOG_INFO, "listening on %s", o->socket_path);
 	return srv->path ? 0 : -ENOMEM;
@@ -473,8 +478,12 @@ void listener_close(struct rt_server *srv)
 	rt_acl_free(srv->acl);
 	free(srv->clients_path);
 	if (srv->listen_fd >= 0 && srv->own_socket) {
+		struct stat st;
+
 		close(srv->listen_fd);
-		if (srv->path)
+		/* A daemon started since on the same path renamed its socket over ours: it stays. */
+		if (srv->path && !stat(srv->path, &st) && st.st_dev == srv->socket_dev &&
+		    st.st_ino == srv->socket_ino)
 			unlink(srv->path);
 	}
 	free(srv->path);

@@ -240,6 +240,8 @@ static bool on_pass_wanted(void *userdata)
 
 	if (!draining(d))
 		return false;
+	/* Reached: a departure before the pass must not pause it and hold this Bye. */
+	d->wait_subscribers = 0;
 	if (d->idle) {
 		set_idle(d, false);
 		return true;

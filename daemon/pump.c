@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -285,13 +286,16 @@ bool rt_pump_capped(const struct rt_pump *p)
 
 unsigned int rt_pump_passes_per_buffer(const struct rt_pump *p, unsigned int max_pages)
 {
-	size_t passes;
+	uint64_t passes;
 
 	if (!max_pages)
-		return 1;	/* a pass reads to the end */
-	if (!p->session->buffer_kb)
-		return 16;	/* a size not known (a captured tree) */
-	passes = p->session->buffer_kb * 1024 / p->layout->sub_buffer_size / max_pages + 2;
+		return 1;		/* a pass reads to the end */
+	if (p->session->read_only)
+		return UINT_MAX;	/* a captured file does not refill: read it all */
+	if (!p->session->buffer_kb || !p->layout->page_data.size)
+		return 16;		/* a size not known */
+	/* buffer_size_kb counts the pages' data, not their headers. */
+	passes = (uint64_t)p->session->buffer_kb * 1024 / p->layout->page_data.size / max_pages + 2;
 	return passes > 1u << 16 ? 1u << 16 : (unsigned int)passes;
 }
 

@@ -51,7 +51,10 @@ int rt_pump_ncpus(const struct rt_pump *pump);
 int rt_pump_fd(const struct rt_pump *pump, int cpu);
 /* Whether the last rt_pump_drain() took max_pages from some CPU: it may have left pages there. */
 bool rt_pump_capped(const struct rt_pump *pump);
-/* Passes of max_pages a CPU that read a whole buffer (rounded up, and the page being written). */
+/*
+ * Passes of max_pages a CPU that read a whole buffer (rounded up, and the
+ * page being written); UINT_MAX for a captured tree, which does not refill.
+ */
 unsigned int rt_pump_passes_per_buffer(const struct rt_pump *pump, unsigned int max_pages);
 /* Every CPU of a captured tree read to its end (live buffers never end). */
 bool rt_pump_all_eof(const struct rt_pump *pump);
