@@ -740,7 +740,6 @@ static void conn_leave(struct rt_conn *c)
 	struct rt_buf b = { 0 };
 
 	c->leaving = false;
-	c->leave_passes = 0;
 	if (rt_subscriber_flush_losses(&c->sub))
 		conn_out_of_memory(c, "for its last loss reports");
 	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
