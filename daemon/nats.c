@@ -513,7 +513,6 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 
 	if (!n)
 		goto nomem;
-	*out = n;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
 	n->tail = &n->head;
@@ -532,17 +531,21 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 		goto nomem;
 	ret = connect_nats(n, o);
 	if (ret)
-		return ret;
+		goto fail;
 	ret = -pthread_create(&n->thread, NULL, publisher, n);
 	if (ret) {
 		rt_log(LOG_ERR, "NATS: starting the publisher thread: %s", strerror(-ret));
-		return ret;
+		goto fail;
 	}
 	n->have_thread = true;
+	*out = n;
 	return 0;
 nomem:
 	rt_log(LOG_ERR, "NATS: %s", strerror(ENOMEM));
-	return -ENOMEM;
+	ret = -ENOMEM;
+fail:
+	rt_nats_free(n);
+	return ret;
 }
 
 /* After a reconnect, or a Welcome or Schema that failed: the stream may be new. */

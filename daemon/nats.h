@@ -35,7 +35,8 @@ struct rt_nats_stats {
 
 /*
  * Connects in the background: an unreachable server is retried, not an
- * error. -errno after the one log line that says why.
+ * error. -errno after the one log line that says why, with what was built
+ * freed and *out untouched; *out is set on success only.
  */
 int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *opts, const struct rt_host *host,
 		const struct rt_layout *layout, unsigned int ncpus);

@@ -15,6 +15,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "layout.h"
+#include "nats.h"
 #include "publish.h"
 #include "published.h"
 #include "ringtap.h"
@@ -200,6 +201,28 @@ static void test_round_trip(const char *root, const char *dir)
 	fixture_close(&fx);
 }
 
+/*
+ * A start that fails leaves the caller's pointer alone: main.c frees what
+ * it holds at the stop, and must not be handed a half-built or freed one.
+ */
+static void test_new_fails(const char *root)
+{
+	struct fixture fx;
+	struct rt_host host = { .hostname = "h" };
+	struct rt_nats_opts o = { "nats://localhost:port", "RINGTAP", events, 16 };
+	/* Any pointer the call must leave as it found it. */
+	struct rt_nats *const before = (struct rt_nats *)&fx;
+	struct rt_nats *n = before;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(0);
+		return;
+	}
+	CHECK(rt_nats_new(&n, &o, &host, fx.layout, 2) < 0);
+	CHECK(n == before);
+	fixture_close(&fx);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
@@ -210,6 +233,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_round_trip(root, dir);
+	test_new_fails(root);
 	rmdir(dir);
 	return check_exit("test-nats");
 }
