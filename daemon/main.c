@@ -36,15 +36,21 @@
 /*
  * After setup the daemon needs no privilege but CAP_SYSLOG (kernel
  * addresses in /proc/kallsyms): tracefs files and instances are root's, and
- * the socket is bound. Everything else goes, for good: bounding and ambient
- * sets, then permitted and effective, and no_new_privs. Under systemd the
- * unit has taken the rest already.
+ * the socket is bound. Everything else goes, for good: no_new_privs first
+ * (it needs no privilege, so nothing below can keep it from being set),
+ * then the bounding and ambient sets, then permitted, effective and
+ * inheritable. The unit has left nothing but CAP_SYSLOG already, and its
+ * system call filter refuses capset() (@privileged): capset() is called
+ * only when a set still holds more, so under the unit it is not called.
  */
 static int keep_only_cap_syslog(void)
 {
 	struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+	bool more = false;
 
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
 	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
 		if (cap != CAP_SYSLOG && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
@@ -56,13 +62,12 @@ static int keep_only_cap_syslog(void)
 	for (unsigned int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
 		uint32_t keep = i == CAP_TO_INDEX(CAP_SYSLOG) ? CAP_TO_MASK(CAP_SYSLOG) : 0;
 
+		more |= (data[i].permitted | data[i].effective) & ~keep || data[i].inheritable;
 		data[i].permitted &= keep;
 		data[i].effective &= keep;
 		data[i].inheritable = 0;
 	}
-	if (syscall(SYS_capset, &head, data))
-		return -errno;
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : 0;
+	return more && syscall(SYS_capset, &head, data) ? -errno : 0;
 }
 
 /* The one line that says what this kernel's events look like. */
