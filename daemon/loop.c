@@ -122,26 +122,29 @@ static bool pollable(const struct ringtapd *d)
 	return rt_pump_ncpus(d->pump) && rt_pump_fd(d->pump, 0) >= 0;
 }
 
+/* buffer_percent at percent, every CPU watched again; false: the timer alone drains now. */
+static bool wake_at(struct ringtapd *d, unsigned int percent)
+{
+	int ret = rt_session_set_buffer_percent(d->session, percent);
+
+	if (!ret)
+		ret = watch_cpus(d);
+	if (!ret)
+		return true;
+	/* Without it the timer alone drains, as before: slower to wake, never late. */
+	rt_log(LOG_WARNING, "waking on buffer fill: %s; draining on the timer only", strerror(-ret));
+	for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++)
+		d->cpu_io[cpu] = sd_event_source_disable_unref(d->cpu_io[cpu]);
+	d->idle = false;
+	(void)sd_event_source_set_enabled(d->drain_timer, SD_EVENT_ONESHOT);
+	return false;
+}
+
 /* Idle: woken by any record; flowing: by the timer, or a buffer at wake_percent. */
 static void set_idle(struct ringtapd *d, bool idle)
 {
-	int ret;
-
-	if (idle == d->idle || !pollable(d))
+	if (idle == d->idle || !pollable(d) || !wake_at(d, idle ? 0 : d->wake_percent))
 		return;
-	ret = rt_session_set_buffer_percent(d->session, idle ? 0 : d->wake_percent);
-	if (!ret)
-		ret = watch_cpus(d);
-	if (ret) {
-		/* Without it the timer alone drains, as before: slower to wake, never late. */
-		rt_log(LOG_WARNING, "waking on buffer fill: %s; draining on the timer only",
-		       strerror(-ret));
-		for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++)
-			d->cpu_io[cpu] = sd_event_source_disable_unref(d->cpu_io[cpu]);
-		d->idle = false;
-		(void)sd_event_source_set_enabled(d->drain_timer, SD_EVENT_ONESHOT);
-		return;
-	}
 	d->idle = idle;
 	d->empty_passes = 0;
 	if (!idle)
@@ -219,6 +222,19 @@ void ringtapd_timing_changed(struct ringtapd *d)
 		return;
 	if (now + period * 1000ULL < due)
 		(void)sd_event_source_set_time(d->drain_timer, now + period * 1000ULL);
+}
+
+/*
+ * A reload changed wake_percent. While records flow the kernel gets it now:
+ * a loop that is never idle never passes through set_idle again. An idle
+ * one keeps 0 and writes the new value when the first record wakes it.
+ */
+void ringtapd_wake_changed(struct ringtapd *d)
+{
+	if (d->idle || d->stopping || !pollable(d))
+		return;
+	if (wake_at(d, d->wake_percent))
+		rt_log(LOG_INFO, "buffer_percent is now %u", d->wake_percent);
 }
 
 static void on_latency_changed(void *userdata)

@@ -5,20 +5,22 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "reload.h"
 #include "ringtapd.h"
 #include "util.h"
 
 /*
  * SIGHUP: reads the file again. What a running daemon can take (limits, the
- * drain period, the buffer size, events added) is applied without touching
- * a subscriber; a change that needs a restart is logged and left alone.
+ * drain period, wake_percent, the buffer size, events added) is applied
+ * without touching a subscriber; a change that needs a restart is logged and
+ * left alone. reload_plan.c decides which is which.
  */
 int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct ringtapd *d = userdata;
 	struct rt_config next;
 	struct rt_server_limits limits;
-	unsigned int changed = 0, deferred = 0;
+	struct rt_reload_plan plan;
 
 	sd_notify(0, "RELOADING=1");
 	if (ringtapd_load_config(d, &next)) {
@@ -27,24 +29,20 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		sd_notify(0, "READY=1");
 		return 0;
 	}
+	rt_reload_plan(&d->cfg, &next, &plan);
 	for (int k = 0; k < RT_CONF_N_KEYS; k++) {
 		enum rt_config_key key = (enum rt_config_key)k;
 		char was[32], now[32];
 
-		if (rt_config_equal(&d->cfg, &next, key))
-			continue;
-		if (!rt_config_key_reloadable(key)) {
+		if (rt_reload_defers(&plan, key))
 			rt_log(LOG_NOTICE, "reload: %s changed to '%s': takes effect on restart",
 			       rt_config_key_name(key), rt_config_value(&next, key, now, sizeof(now)));
-			deferred++;
-			continue;
-		}
-		rt_log(LOG_INFO, "reload: %s '%s' -> '%s'", rt_config_key_name(key),
-		       rt_config_value(&d->cfg, key, was, sizeof(was)),
-		       rt_config_value(&next, key, now, sizeof(now)));
-		changed++;
+		else if (rt_reload_applies(&plan, key))
+			rt_log(LOG_INFO, "reload: %s '%s' -> '%s'", rt_config_key_name(key),
+			       rt_config_value(&d->cfg, key, was, sizeof(was)),
+			       rt_config_value(&next, key, now, sizeof(now)));
 	}
-	if (!rt_config_equal(&d->cfg, &next, RT_CONF_BUFFER_KB) && next.num[RT_CONF_BUFFER_KB]) {
+	if (plan.resize_buffers) {
 		int ret = rt_session_set_buffer_kb(d->session, next.num[RT_CONF_BUFFER_KB]);
 
 		if (ret)
@@ -52,7 +50,7 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		else
 			rt_log(LOG_INFO, "reload: buffers are now %zu KiB per CPU", d->session->buffer_kb);
 	}
-	if (!rt_config_equal(&d->cfg, &next, RT_CONF_EVENTS) && next.str[RT_CONF_EVENTS]) {
+	if (plan.enable_events) {
 		char **globs = NULL;
 		struct rt_why why = { "" };
 		int ret = ringtapd_split_list(next.str[RT_CONF_EVENTS], &globs);
@@ -67,6 +65,8 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		rt_strv_free(globs);
 	}
 	ringtapd_apply_timing(d, &next);
+	if (plan.write_wake)
+		ringtapd_wake_changed(d);
 	ringtapd_timing_changed(d);
 	d->max_pages_per_pass = (unsigned int)next.num[RT_CONF_MAX_PAGES];
 	d->status_sec = (unsigned int)next.num[RT_CONF_STATUS_SEC];
@@ -77,16 +77,10 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		rt_server_set_limits(d->server, &limits);
 	}
 	/* The session, the server and the readers keep pointers into the strings in force. */
-	for (int k = 0; k < RT_CONF_N_KEYS; k++)
-		if (rt_config_key_reloadable((enum rt_config_key)k))
-			d->cfg.num[k] = next.num[k];
-	free(d->cfg.str[RT_CONF_EVENTS]);
-	d->cfg.str[RT_CONF_EVENTS] = next.str[RT_CONF_EVENTS];
-	next.str[RT_CONF_EVENTS] = NULL;
+	rt_reload_take(&d->cfg, &next);
 	rt_config_release(&next);
-	rt_log(LOG_INFO, "reloaded %s: %u setting(s) applied, %u waiting for a restart",
-	       d->config_path, changed, deferred);
+	rt_log(LOG_INFO, "reloaded %s: %d setting(s) applied, %d waiting for a restart",
+	       d->config_path, __builtin_popcount(plan.applied), __builtin_popcount(plan.deferred));
 	sd_notify(0, "READY=1");
 	return 0;
 }
-

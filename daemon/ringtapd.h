@@ -88,6 +88,8 @@ int ringtapd_loop_run(struct ringtapd *d);
 void ringtapd_loop_stop(struct ringtapd *d);
 /* The latency bounds changed (a subscriber, a reload): logs the period, re-arms a shorter one. */
 void ringtapd_timing_changed(struct ringtapd *d);
+/* A reload changed wake_percent: the kernel's buffer_percent too, unless idle (it is 0 then). */
+void ringtapd_wake_changed(struct ringtapd *d);
 /* Tracing off, every CPU read to the end, then subscribers get their grace. */
 void ringtapd_begin_stop(struct ringtapd *d);
 /* The losses per CPU and NATS's counts, in the log. */

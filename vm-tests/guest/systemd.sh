@@ -4,7 +4,8 @@
 # the STATUS= line, the capability set (dropped by the daemon without a
 # failure), the journal's start line with the layout, a reload that keeps
 # the subscriber, SIGKILL -> restart -> the reconnecting client told of the
-# gap, and stop removing the instance.
+# gap, a reloaded wake_percent written while records flow, and stop
+# removing the instance.
 sock=/run/ringtap/ringtapd.sock
 variant=$(cat /variant)
 echo "note: $(systemctl --version | head -n1)"
@@ -129,6 +130,25 @@ after=$(sed -n '/^# gap: reconnected/,$p' /tmp/a.out | sed -n 's/.*seq=\([0-9]*\
 	sort -n | head -n1)
 [ "$after" -gt "$max_before" ] || fail "seq after the gap $after <= $max_before"
 pass "cpu0 seq resumes at $after after $max_before"
+
+# --- a reloaded wake_percent reaches the kernel while records flow -----------------
+# buffer_percent is wake_percent while the daemon drains and 0 while it is
+# idle; records every millisecond keep it from ever going idle, so the new
+# value must be written at the reload itself, not at the next wake-up.
+bp=$T/instances/ringtap/buffer_percent
+echo 1000 > $RINGTAP_TEST/rate
+wait_for 10 sh -c "[ \$(cat $bp) = 50 ]" || fail "buffer_percent while busy: $(cat $bp)"
+printf 'max_clients = 5\nmax_queue_kb = 2048\nwake_percent = 10\n' > /etc/ringtap/ringtapd.conf
+systemctl reload ringtapd.service || fail "reload failed"
+wait_for 10 sh -c "journalctl _PID=$newpid -o cat | grep -q \"reload: wake_percent '50' -> '10'\"" ||
+	fail "no wake_percent reload line: $(journal | tail -n 5)"
+wait_for 5 sh -c "[ \$(cat $bp) = 10 ]" || fail "buffer_percent after the reload: $(cat $bp), not 10"
+for _ in 1 2 3 4 5; do
+	[ "$(cat $bp)" = 10 ] || fail "buffer_percent went to $(cat $bp) while records flowed"
+	sleep 0.2
+done
+echo 0 > $RINGTAP_TEST/rate
+pass "buffer_percent 50 -> 10 at the reload while records flowed"
 
 # --- stop ---------------------------------------------------------------------------
 systemctl stop ringtapd.socket ringtapd.service
