@@ -447,7 +447,12 @@ int ringtapd_loop_run(struct ringtapd *d)
 
 	if (ret < 0)
 		rt_log(LOG_ERR, "the event loop failed: %s", strerror(-ret));
-	/* No-op unless the loop ended on an error: subscribers still get the rest. */
+	/*
+	 * No-op unless the loop ended on an error: then tracing goes off and the
+	 * rest is read and written once, as far as each socket takes it at once;
+	 * with no loop left there is no grace and no Bye, and what stays queued
+	 * is logged as never sent when the connections close.
+	 */
 	ringtapd_begin_stop(d);
 	return ret > 0 ? -EIO : ret;
 }

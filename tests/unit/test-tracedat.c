@@ -11,8 +11,10 @@
  * error returned; a disk with room for one page at a time loses nothing.
  *
  * trace-cmd (libtracefs) mounts tracefs by itself when it looks for it:
- * it only ever runs here inside a new user and mount namespace, where
- * nothing it mounts reaches this machine. No unshare, no trace-cmd run.
+ * it only ever runs here inside a new user and mount namespace (unshare),
+ * where nothing it mounts reaches this machine. Where unshare is missing or
+ * cannot make that namespace, trace-cmd does not run and the test fails:
+ * it is never run bare.
  */
 #include <dirent.h>
 #include <fcntl.h>
