@@ -132,7 +132,8 @@ static bool wake_at(struct ringtapd *d, unsigned int percent)
 	if (!ret)
 		return true;
 	/* Without it the timer alone drains, as before: slower to wake, never late. */
-	rt_log(LOG_WARNING, "waking on buffer fill: %s; draining on the timer only", strerror(-ret));
+	rt_log(LOG_WARNING, "waking on buffer fill: %s; draining on the timer only",
+	       strerror(-ret));
 	for (int cpu = 0; cpu < rt_pump_ncpus(d->pump); cpu++)
 		d->cpu_io[cpu] = sd_event_source_disable_unref(d->cpu_io[cpu]);
 	d->idle = false;

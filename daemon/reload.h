@@ -14,9 +14,9 @@
 struct rt_reload_plan {
 	uint32_t applied;	/* bit per key: changed and reloadable, in force from now */
 	uint32_t deferred;	/* bit per key: changed, but only a restart applies it */
-	bool resize_buffers;	/* buffer_kb changed to a size (0 leaves the kernel's as they are) */
+	bool resize_buffers;	/* buffer_kb changed to a size (0 leaves the kernel's) */
 	bool enable_events;	/* events changed to a list: what it adds is switched on */
-	bool write_wake;	/* wake_percent changed: the kernel's buffer_percent now, idle or not */
+	bool write_wake;	/* wake_percent changed: buffer_percent now, unless idle */
 };
 
 /* in_force against next: what changed, what a running daemon takes of it, what waits. */
