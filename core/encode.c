@@ -312,7 +312,6 @@ static bool is_ascii(const uint8_t *p, unsigned int len)
 static inline bool locate(const struct step *st, const struct rt_record *rec,
 			  const struct rt_layout *l, const uint8_t **p, uint32_t *len)
 {
-	uint64_t loc;
 	uint32_t start, n;
 
 	if ((uint64_t)st->offset + st->len > rec->size)
@@ -327,13 +326,8 @@ static inline bool locate(const struct step *st, const struct rt_record *rec,
 		*len = rec->size - st->offset;
 		return true;
 	default:
-		/* Length in the high 16 bits, offset in the low 16. */
-		loc = rt_layout_read_uint(l, rec->data + st->offset, 4);
-		start = (uint32_t)(loc & 0xffff);
-		n = (uint32_t)(loc >> 16) & 0xffff;
-		if (st->where == AT_REL_LOC)
-			start += st->offset + 4;
-		if ((uint64_t)start + n > rec->size)
+		if (!rt_data_loc((uint32_t)rt_layout_read_uint(l, rec->data + st->offset, 4),
+				 st->offset, st->where == AT_REL_LOC, rec->size, &start, &n))
 			return false;
 		*p = rec->data + start;
 		*len = n;
@@ -500,12 +494,11 @@ static inline __attribute__((always_inline)) uint8_t *put_step(uint8_t *p, const
 			return put_text_inside(p, st->tag, ascii ? VAL_STR : VAL_RAW, at, len,
 					       st->len);
 		case OP_TEXT_LOC:
-			/* Length in the high 16 bits, offset in the low 16. */
 			memcpy(&w, at, 4);
-			if ((w & 0xffff) + (w >> 16) > rec->size)
+			if (!rt_data_loc(w, st->offset, false, rec->size, &w, &len))
 				return put_bytes_value(p, st->tag, VAL_RAW, NULL, 0);
-			at = rec->data + (w & 0xffff);
-			len = text_len(at, w >> 16, &ascii);
+			at = rec->data + w;
+			len = text_len(at, len, &ascii);
 			return put_bytes_value(p, st->tag, ascii ? VAL_STR : VAL_RAW, at, len);
 		}
 	}

@@ -495,6 +495,61 @@ static void test_bad_data_loc(const char *root)
 	fixture_close(&fx);
 }
 
+/*
+ * The __data_loc rule itself, and a __rel_loc field (counted from the end of
+ * its word) through the decoder's field access: the fixtures have none.
+ */
+static void test_rel_loc(const char *root)
+{
+	static const char format[] =
+		"name: rel_test\nID: 4000\nformat:\n"
+		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+		"\tfield:u32 nr;\toffset:8;\tsize:4;\tsigned:0;\n"
+		"\tfield:__rel_loc char[] name;\toffset:12;\tsize:4;\tsigned:1;\n\n"
+		"print fmt: \"nr=%u name=%s\", REC->nr, __get_rel_str(name)\n";
+	uint8_t data[32] = { 0 };
+	struct rt_record rec = { .data = data, .size = 24 };
+	struct tep_format_field *f;
+	struct fixture fx;
+	const uint8_t *p;
+	unsigned int len;
+	uint32_t start, n;
+
+	CHECK(rt_data_loc((6u << 16) | 10, 28, false, 16, &start, &n));
+	CHECK_EQ(start, 10);
+	CHECK_EQ(n, 6);
+	CHECK(!rt_data_loc((7u << 16) | 10, 28, false, 16, &start, &n));
+	CHECK(rt_data_loc((3u << 16) | 2, 8, true, 17, &start, &n));
+	CHECK_EQ(start, 14);
+	CHECK_EQ(n, 3);
+	CHECK(!rt_data_loc((3u << 16) | 2, 8, true, 16, &start, &n));
+	if (fixture_open(&fx, root, "stock", all_events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", format, sizeof(format) - 1,
+				     &rec.event), 0);
+	f = rec.event ? tep_find_field(rec.event, "name") : NULL;
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(f->flags & TEP_FIELD_IS_RELATIVE);
+		memcpy(data + 16, "hello\0", 6);
+		put32(data + 12, (6u << 16) | 0);	/* right after its word */
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
+		CHECK(p == data + 16);
+		CHECK_EQ(len, 6);
+		put32(data + 12, (6u << 16) | 2);	/* ends at the record's end */
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
+		CHECK(p == data + 18);
+		put32(data + 12, (6u << 16) | 3);	/* one past it */
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), -ERANGE);
+	}
+	fixture_close(&fx);
+}
+
 struct stamp_ctx {
 	unsigned int n;
 	uint64_t ts[4];
@@ -603,6 +658,7 @@ int main(int argc, char **argv)
 		lines_free(&payloads[i]);
 	test_malformed(argv[1]);
 	test_bad_data_loc(argv[1]);
+	test_rel_loc(argv[1]);
 	test_time_records(argv[1]);
 	return check_exit("test-decode");
 }
