@@ -97,7 +97,7 @@ enum step_kind {
 };
 
 /*
- * The same numbers read straight from a little-endian kernel's record, for
+ * The same numbers loaded straight from a record in the host's byte order, for
  * records long enough to hold every fixed field (checked once per record).
  */
 enum step_op {
@@ -210,6 +210,7 @@ static void compile_step(const struct tep_format_field *f, struct step *st)
 static struct plan *compile(struct rt_record_encoder *e, const struct tep_event *ev)
 {
 	const struct rt_layout *l = e->layout;
+	bool host_order = rt_layout_host_order(l);
 	unsigned int n = 0, i = 0;
 	struct plan *plan;
 
@@ -250,7 +251,7 @@ static struct plan *compile(struct rt_record_encoder *e, const struct tep_event 
 			{ 0, OP_S8, OP_S16, 0, OP_S32, 0, 0, 0, OP_S64 },
 		};
 
-		if (!l->big_endian && st->kind == STEP_STR && st->where == AT_DATA_LOC) {
+		if (host_order && st->kind == STEP_STR && st->where == AT_DATA_LOC) {
 			st->op = OP_TEXT_LOC;
 			if ((uint64_t)st->offset + 4 > plan->fixed_end)
 				plan->fixed_end = st->offset + 4;
@@ -262,7 +263,7 @@ static struct plan *compile(struct rt_record_encoder *e, const struct tep_event 
 			st->op = OP_TEXT;
 		if ((uint64_t)st->offset + st->len > plan->fixed_end)
 			plan->fixed_end = st->offset + st->len;
-		if (!l->big_endian && (st->kind == STEP_U || st->kind == STEP_S) && st->size)
+		if (host_order && (st->kind == STEP_U || st->kind == STEP_S) && st->size)
 			st->op = ops[st->kind == STEP_S][st->size];
 	}
 	plan->pid_offset = l->common_pid ? l->common_pid->offset : 0;

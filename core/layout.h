@@ -117,6 +117,15 @@ static inline uint64_t rt_layout_read_uint(const struct rt_layout *l, const uint
 }
 
 /*
+ * Whether the trace's byte order is the host's, so that its numbers can be
+ * loaded as they lie; otherwise each goes through rt_layout_read_uint().
+ */
+static inline bool rt_layout_host_order(const struct rt_layout *l)
+{
+	return l->big_endian == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
+/*
  * The kernel's rule for a dynamic field (__data_loc, __rel_loc): its u32
  * word holds the part's length in the high 16 bits and its offset in the
  * low 16, counted from the record's start, or for a __rel_loc from the end
