@@ -20,12 +20,12 @@
 #include "collect.h"
 #include "collect-nats.h"
 #include "cli-tls.h"
+#include "event-list.h"
 #include "reconnect.h"
 #include "record.h"
 #include "ringtap.h"
 #include "util.h"
 
-#define DEFAULT_EVENTS "ringtap_test:*"
 #define CLIENT_NAME "ringtap " RINGTAP_VERSION
 
 static void usage(FILE *f)
@@ -53,8 +53,8 @@ static void usage_stream(FILE *f)
 	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
 	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
 	      CLI_TLS_HELP
-	      "  -e, --events=LIST      comma-separated system:event globs\n"
-	      "                         (default " DEFAULT_EVENTS ")\n"
+	      "  -e, --events=LIST      comma-separated system:event globs; a second -e adds\n"
+	      "                         to the first (default " CLI_DEFAULT_EVENTS ")\n"
 	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
 	      "  -p, --pids=LIST        only these processes, e.g. 1,4242 (default: all)\n"
 	      "  -F, --fields=LIST      only these fields of each record, e.g. seq,cpu\n"
@@ -119,20 +119,6 @@ static struct ringtap_client *connect_or_say(const struct ringtap_client_opts *o
 		return c;
 	fprintf(stderr, "ringtap: %s%s\n", err.text, err.refusal ? "" : hint(ret));
 	return NULL;
-}
-
-/* Splits a comma list into a NULL-terminated array that points into csv. */
-static const char **split_events(char *csv)
-{
-	size_t n = 0;
-	const char **list = calloc(strlen(csv) / 2 + 2, sizeof(*list));
-	char *save = NULL;
-
-	if (!list)
-		return NULL;
-	for (char *tok = strtok_r(csv, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		list[n++] = tok;
-	return list;
 }
 
 /*
@@ -367,7 +353,7 @@ static int cmd_stream(int argc, char **argv)
 	};
 	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
 	struct stream s = { .exit_code = 0 };
-	char *events = strdup(DEFAULT_EVENTS), *end;
+	char *events = NULL, *end;
 	const char **list = NULL, **fields = NULL;
 	void *cpus = NULL, *pids = NULL;
 	uint64_t deadline = 0;
@@ -380,8 +366,10 @@ static int cmd_stream(int argc, char **argv)
 			opts.socket_path = optarg;
 			break;
 		case 'e':
-			free(events);
-			events = strdup(optarg);
+			if (cli_list_add(&events, optarg)) {
+				fprintf(stderr, "ringtap: out of memory\n");
+				goto fail;
+			}
 			break;
 		case 'c':
 			free(cpus);
@@ -397,7 +385,7 @@ static int cmd_stream(int argc, char **argv)
 			break;
 		case 'F':
 			free((void *)fields);
-			fields = split_events(optarg);
+			fields = cli_list_split(optarg);
 			if (!fields) {
 				fprintf(stderr, "ringtap: out of memory\n");
 				goto fail;
@@ -462,7 +450,9 @@ static int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "ringtap stream: unexpected argument '%s'\n", argv[optind]);
 		goto fail;
 	}
-	list = events ? split_events(events) : NULL;
+	if (!events)
+		events = strdup(CLI_DEFAULT_EVENTS);
+	list = events ? cli_list_split(events) : NULL;
 	if (!list) {
 		fprintf(stderr, "ringtap: out of memory\n");
 		goto fail;
