@@ -9,6 +9,7 @@
 #include <ctype.h>
 
 #include "fixture.h"
+#include "rel-loc.h"
 #include "text.h"
 
 #define MAX_LINES 4096
@@ -501,17 +502,8 @@ static void test_bad_data_loc(const char *root)
  */
 static void test_rel_loc(const char *root)
 {
-	static const char format[] =
-		"name: rel_test\nID: 4000\nformat:\n"
-		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-		"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-		"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-		"\tfield:u32 nr;\toffset:8;\tsize:4;\tsigned:0;\n"
-		"\tfield:__rel_loc char[] name;\toffset:12;\tsize:4;\tsigned:1;\n\n"
-		"print fmt: \"nr=%u name=%s\", REC->nr, __get_rel_str(name)\n";
-	uint8_t data[32] = { 0 };
-	struct rt_record rec = { .data = data, .size = 24 };
+	uint8_t data[32];
+	struct rt_record rec = { .data = data };
 	struct tep_format_field *f;
 	struct fixture fx;
 	const uint8_t *p;
@@ -530,21 +522,22 @@ static void test_rel_loc(const char *root)
 		CHECK(!"fixture opens");
 		return;
 	}
-	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", format, sizeof(format) - 1,
-				     &rec.event), 0);
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", rel_loc_format,
+				     sizeof(rel_loc_format) - 1, &rec.event), 0);
 	f = rec.event ? tep_find_field(rec.event, "name") : NULL;
 	CHECK(f != NULL);
 	if (f) {
 		CHECK(f->flags & TEP_FIELD_IS_RELATIVE);
-		memcpy(data + 16, "hello\0", 6);
-		put32(data + 12, (6u << 16) | 0);	/* right after its word */
+		/* Right after its word, then at the record's very end, then one past it. */
+		rec.size = rel_loc_record(data, 1, "hello", 0);
 		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
-		CHECK(p == data + 16);
+		CHECK(p == data + REL_LOC_WORD + 4);
 		CHECK_EQ(len, 6);
-		put32(data + 12, (6u << 16) | 2);	/* ends at the record's end */
+		rec.size = rel_loc_record(data, 1, "hello", 2);
 		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
-		CHECK(p == data + 18);
-		put32(data + 12, (6u << 16) | 3);	/* one past it */
+		CHECK(p == data + REL_LOC_WORD + 6);
+		CHECK_EQ(len, 6);
+		rec.size--;
 		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), -ERANGE);
 	}
 	fixture_close(&fx);

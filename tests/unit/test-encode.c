@@ -11,6 +11,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "record-reference.h"
+#include "rel-loc.h"
 #include "wire.h"
 
 static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
@@ -248,6 +249,59 @@ out:
 	free(fmt);
 }
 
+/* A __rel_loc string (no fixture has one): where its word says, counted from the word's end. */
+static void test_rel_loc(const char *root)
+{
+	struct fixture fx;
+	struct run r = { &fx, 0, 0 };
+	struct rt_record rec = { .timestamp = 5, .type = 4000 };
+	struct rt_buf b = { 0 };
+	uint8_t data[64];
+	const uint8_t *bytes;
+	Ringtap__Record *m;
+	size_t len = 0;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", rel_loc_format,
+				     sizeof(rel_loc_format) - 1, &rec.event), 0);
+	if (!rec.event)
+		goto out;
+	rec.data = data;
+	rec.size = rel_loc_record(data, 9, "hello", 4);
+	check_one(&r, &rec, true, NULL);
+	CHECK_EQ(r.checked, 1);
+	CHECK_EQ(rt_encode_record(&rec, fx.layout, false, NULL, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m && m->n_fields == 2);
+	if (m && m->n_fields == 2) {
+		CHECK_EQ(m->fields[0]->u, 9);
+		CHECK_EQ(m->fields[1]->v_case, RINGTAP__VALUE__V_STR);
+		CHECK_STR(m->fields[1]->str, "hello");
+	}
+	if (m)
+		ringtap__record__free_unpacked(m, NULL);
+	rt_buf_free(&b);
+	/* One byte short: the string is outside the record, sent as empty bytes. */
+	rec.size--;
+	CHECK_EQ(rt_encode_record(&rec, fx.layout, false, NULL, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m && m->n_fields == 2);
+	if (m && m->n_fields == 2) {
+		CHECK_EQ(m->fields[1]->v_case, RINGTAP__VALUE__V_RAW);
+		CHECK_EQ(m->fields[1]->raw.len, 0);
+	}
+	if (m)
+		ringtap__record__free_unpacked(m, NULL);
+out:
+	rt_buf_free(&b);
+	fixture_close(&fx);
+}
+
 /* The parts, joined: a delimited frame protobuf-c must read and pack to the same bytes. */
 static Ringtap__Frame *joined(const struct rt_frame_parts *parts, uint8_t **bytes)
 {
@@ -358,6 +412,7 @@ int main(int argc, char **argv)
 	test_fixture(root, "stock-overrun", test_only, 100);
 	test_negative(root);
 	test_other_byte_order(root);
+	test_rel_loc(root);
 	test_frame_parts();
 	return check_exit("test-encode");
 }
