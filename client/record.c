@@ -13,10 +13,14 @@
 #include <string.h>
 
 #include "cli-tls.h"
+#include "event-list.h"
 #include "reconnect.h"
 #include "record.h"
 #include "recording.h"
 #include "ringtap.h"
+#include "util.h"
+
+enum { OPT_FORMAT = 0x100, OPT_CLOCK_FILE };
 
 enum record_format {
 	FORMAT_AUTO,		/* by the file name */
@@ -57,7 +61,8 @@ static void usage(FILE *f)
 	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
 	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
 	      CLI_TLS_HELP
-	      "  -e, --events=LIST      comma-separated system:event globs (default ringtap_test:*)\n"
+	      "  -e, --events=LIST      comma-separated system:event globs; a second -e adds\n"
+	      "                         to the first (default " CLI_DEFAULT_EVENTS ")\n"
 	      "  -d, --duration=SEC     stop after SEC seconds\n"
 	      "      --clock-file=FILE  append the host's boot and (trace clock, realtime)\n"
 	      "                         pairs, one per Heartbeat, to align hosts later\n"
@@ -132,9 +137,81 @@ static void refresh_host_texts(struct recording *r, struct ringtap_client *c,
 	}
 }
 
-int cmd_record(int argc, char **argv)
+/* What the command line asks. */
+struct record_args {
+	struct ringtap_client_opts opts;
+	enum record_format format;
+	const char *path;
+	FILE *clock;
+	char *events;			/* every -e's list, joined */
+	double duration;
+	bool reconnect;
+};
+
+static void record_args_free(struct record_args *a)
 {
-	enum { OPT_FORMAT = 0x100, OPT_CLOCK_FILE };
+	if (a->clock)
+		fclose(a->clock);
+	free(a->events);
+}
+
+/* One option into a; false after saying what is wrong. */
+static bool take_option(struct record_args *a, int opt)
+{
+	switch (opt) {
+	case 'o':
+		a->path = optarg;
+		return true;
+	case OPT_CLOCK_FILE:
+		if (a->clock)
+			fclose(a->clock);
+		a->clock = fopen(optarg, "ae");
+		if (!a->clock)
+			fprintf(stderr, "ringtap record: %s: %s\n", optarg, strerror(errno));
+		return a->clock != NULL;
+	case OPT_FORMAT:
+		if (!strcmp(optarg, "trace.dat")) {
+			a->format = FORMAT_TRACEDAT;
+		} else if (!strcmp(optarg, "protobuf")) {
+			a->format = FORMAT_PROTOBUF;
+		} else {
+			fprintf(stderr, "ringtap record: --format wants trace.dat or protobuf, "
+				"not '%s'\n", optarg);
+			return false;
+		}
+		return true;
+	case 's':
+		a->opts.socket_path = optarg;
+		return true;
+	case 'e':
+		if (cli_list_add(&a->events, optarg)) {
+			fprintf(stderr, "ringtap record: out of memory\n");
+			return false;
+		}
+		return true;
+	case 'd':
+		a->duration = strtod(optarg, NULL);
+		return true;
+	case 'r':
+		a->reconnect = true;
+		return true;
+	case CLI_OPT_MAX_LATENCY:
+		if (!cli_latency(optarg, &a->opts.max_latency_ms)) {
+			fprintf(stderr, "ringtap record: --max-latency wants milliseconds, "
+				"not '%s'\n", optarg);
+			return false;
+		}
+		return true;
+	}
+	if (cli_tls_option(opt, optarg, &a->opts))
+		return true;
+	usage(stderr);
+	return false;
+}
+
+/* The command line into a: 0, 1 after --help, -1 after saying what is wrong. */
+static int parse_record_args(int argc, char **argv, struct record_args *a)
+{
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "clock-file", required_argument, NULL, OPT_CLOCK_FILE },
@@ -148,141 +225,53 @@ int cmd_record(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct ringtap_client_opts opts = { .client_name = "ringtap record" };
-	bool reconnect = false;
-	struct recording r;
-	struct ringtap_connect_error err;
-	struct ringtap_client *c, *next;
-	const Ringtap__Welcome *welcome;
-	const char *events[33] = { "ringtap_test:*" };
-	enum record_format format = FORMAT_AUTO;
-	double duration = 0, start, next_progress, end_by = 0;
-	bool ending = false;
-	const char *path = NULL;
-	FILE *clock = NULL;
-	char *save = NULL;
-	int opt, ret = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, ":o:s:e:d:rh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			path = optarg;
-			break;
-		case OPT_CLOCK_FILE:
-			if (clock)
-				fclose(clock);
-			clock = fopen(optarg, "ae");
-			if (!clock) {
-				fprintf(stderr, "ringtap record: %s: %s\n", optarg, strerror(errno));
-				return 1;
-			}
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "trace.dat")) {
-				format = FORMAT_TRACEDAT;
-			} else if (!strcmp(optarg, "protobuf")) {
-				format = FORMAT_PROTOBUF;
-			} else {
-				fprintf(stderr, "ringtap record: --format wants trace.dat or "
-					"protobuf, not '%s'\n", optarg);
-				return 1;
-			}
-			break;
-		case 's':
-			opts.socket_path = optarg;
-			break;
-		case 'e': {
-			size_t n = 0;
-
-			for (char *t = strtok_r(optarg, ",", &save); t && n < 32;
-			     t = strtok_r(NULL, ",", &save))
-				events[n++] = t;
-			events[n] = NULL;
-			break;
-		}
-		case 'd':
-			duration = strtod(optarg, NULL);
-			break;
-		case 'r':
-			reconnect = true;
-			break;
-		case CLI_OPT_MAX_LATENCY:
-			if (!cli_latency(optarg, &opts.max_latency_ms)) {
-				fprintf(stderr, "ringtap record: --max-latency wants milliseconds, "
-					"not '%s'\n", optarg);
-				if (clock)
-					fclose(clock);
-				return 1;
-			}
-			break;
-		case 'h':
+		if (opt == 'h') {
 			usage(stdout);
-			return 0;
-		default:
-			if (cli_tls_option(opt, optarg, &opts))
-				break;
-			usage(stderr);
 			return 1;
 		}
+		if (!take_option(a, opt))
+			return -1;
 	}
-	if (!path) {
+	if (!a->path) {
 		fprintf(stderr, "ringtap record: -o FILE is required\n");
-		if (clock)
-			fclose(clock);
-		return 1;
+		return -1;
 	}
-	if (recording_open(&r, path, format == FORMAT_TRACEDAT ||
-			   (format == FORMAT_AUTO && ends_with(path, ".dat")))) {
-		if (clock)
-			fclose(clock);
-		return 1;
+	if (!a->events && !(a->events = strdup(CLI_DEFAULT_EVENTS))) {
+		fprintf(stderr, "ringtap record: out of memory\n");
+		return -1;
 	}
-	r.clock = clock;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	/* A closed terminal too: what the capture's buffer holds is written out. */
-	signal(SIGHUP, on_signal);
-	/* A file size limit then stops the recording like a full disk, with the file kept. */
-	signal(SIGXFSZ, SIG_IGN);
-	/*
-	 * Nobody reads a recording while it is written: a second's bound lets
-	 * ringtapd drain every 750 ms instead of every 75 ms when no other
-	 * subscriber asks for less, about half its CPU at 8,000 events/s
-	 * (bench/RESULTS.md). A busy buffer is still drained when half full.
-	 */
-	if (!opts.max_latency_ms)
-		opts.max_latency_ms = RECORD_MAX_LATENCY_MS;
-	opts.events = events;
-	opts.encoding = RINGTAP__ENCODING__RAW;
-	opts.tap = recording_tap_bytes;
-	opts.tap_ctx = &r;
-	opts.host_texts = r.tracedat;
-	if (ringtap_connect(&c, &opts, &err)) {
-		fprintf(stderr, "ringtap record: %s\n", err.text);
-		ret = 1;
-		goto out;
-	}
-	ringtap_set_record_views(c, true);
-	welcome = ringtap_welcome(c);
-	if (recording_start(&r, welcome)) {
-		ringtap_close(c);
-		ret = 1;
-		goto out;
-	}
-	start = cli_now_s();
-	next_progress = start + 1;
-	while (!r.write_error) {
+	return 0;
+}
+
+/*
+ * The stream into the file until a signal, --duration or the daemon's end
+ * (across restarts with --reconnect); closes c, or what replaced it.
+ * Returns nonzero when the recording failed.
+ */
+static int record_until_end(struct recording *r, struct ringtap_client *c,
+			    const struct record_args *a)
+{
+	const Ringtap__Welcome *welcome = ringtap_welcome(c);
+	double start = cli_now_s(), next_progress = start + 1, end_by = 0;
+	struct ringtap_client *next;
+	bool ending = false;
+	int ret = 0;
+
+	while (!r->write_error) {
 		struct ringtap_event ev;
 		int n;
 
-		if (!ending && (stop || (duration && cli_now_s() - start >= duration))) {
+		if (!ending && (stop || (a->duration && cli_now_s() - start >= a->duration))) {
 			/*
 			 * The end: everything the daemon sent until now goes into the
 			 * file. It is asked to end the stream and read to its end.
 			 */
-			recording_flush(&r);
-			if (r.tracedat && !ret)
-				refresh_host_texts(&r, c, &opts);
+			recording_flush(r);
+			if (r->tracedat && !ret)
+				refresh_host_texts(r, c, &a->opts);
 			if (ringtap_bye(c))
 				break;
 			ending = true;
@@ -295,7 +284,7 @@ int cmd_record(int argc, char **argv)
 		}
 		n = ringtap_next(c, &ev, 200);
 		if (n == 0)
-			recording_flush(&r);
+			recording_flush(r);
 		if (n == -EINTR || n == 0)
 			goto tick;
 		if (n < 0 || ev.kind == RINGTAP_END) {
@@ -304,38 +293,96 @@ int cmd_record(int argc, char **argv)
 			else if (ending && !ev.end_clean)
 				fprintf(stderr, "\nringtap record: the connection was cut before "
 					"ringtapd's last report\n");
-			if (ending || !reconnect) {
+			if (ending || !a->reconnect) {
 				ret |= n < 0;
 				break;
 			}
-			recording_flush(&r);
+			recording_flush(r);
 			/* The old Welcome is what the new one must match: closed after. */
-			next = connect_again(&r, &opts, welcome, duration ? start + duration : 0);
+			next = connect_again(r, &a->opts, welcome,
+					     a->duration ? start + a->duration : 0);
 			ringtap_close(c);
 			c = next;
 			if (!c)
 				break;
 			ringtap_set_record_views(c, true);
 			welcome = ringtap_welcome(c);
-			recording_clock_boot(&r, welcome);
+			recording_clock_boot(r, welcome);
 			goto tick;
 		}
-		if (!recording_event(&r, &ev)) {
+		if (!recording_event(r, &ev)) {
 			ret = 1;
 			break;
 		}
 tick:
 		if (cli_now_s() >= next_progress) {
-			recording_flush(&r);
-			recording_progress(&r, false);
+			recording_flush(r);
+			recording_progress(r, false);
 			next_progress += 1;
 		}
 	}
-	recording_flush(&r);
+	recording_flush(r);
 	/* The daemon is let go first: putting a big trace.dat together takes a while. */
 	ringtap_close(c);
+	return ret;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { .opts = { .client_name = "ringtap record" } };
+	_cleanup_free_ const char **events = NULL;
+	struct ringtap_connect_error err;
+	struct ringtap_client *c;
+	struct recording r;
+	int ret;
+
+	ret = parse_record_args(argc, argv, &a);
+	if (!ret && !(events = cli_list_split(a.events))) {
+		fprintf(stderr, "ringtap record: out of memory\n");
+		ret = -1;
+	}
+	if (ret || recording_open(&r, a.path, a.format == FORMAT_TRACEDAT ||
+				  (a.format == FORMAT_AUTO && ends_with(a.path, ".dat")))) {
+		record_args_free(&a);
+		return ret <= 0;
+	}
+	r.clock = a.clock;
+	a.clock = NULL;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* A closed terminal too: what the capture's buffer holds is written out. */
+	signal(SIGHUP, on_signal);
+	/* A file size limit then stops the recording like a full disk, with the file kept. */
+	signal(SIGXFSZ, SIG_IGN);
+	/*
+	 * Nobody reads a recording while it is written: a second's bound lets
+	 * ringtapd drain every 750 ms instead of every 75 ms when no other
+	 * subscriber asks for less, about half its CPU at 8,000 events/s
+	 * (bench/RESULTS.md). A busy buffer is still drained when half full.
+	 */
+	if (!a.opts.max_latency_ms)
+		a.opts.max_latency_ms = RECORD_MAX_LATENCY_MS;
+	a.opts.events = events;
+	a.opts.encoding = RINGTAP__ENCODING__RAW;
+	a.opts.tap = recording_tap_bytes;
+	a.opts.tap_ctx = &r;
+	a.opts.host_texts = r.tracedat;
+	if (ringtap_connect(&c, &a.opts, &err)) {
+		fprintf(stderr, "ringtap record: %s\n", err.text);
+		ret = 1;
+		goto out;
+	}
+	ringtap_set_record_views(c, true);
+	if (recording_start(&r, ringtap_welcome(c))) {
+		ringtap_close(c);
+		ret = 1;
+		goto out;
+	}
+	ret = record_until_end(&r, c, &a);
 	recording_progress(&r, true);
 	ret |= recording_finish(&r);
 out:
-	return recording_close(&r) | ret;
+	ret |= recording_close(&r);
+	record_args_free(&a);
+	return ret;
 }

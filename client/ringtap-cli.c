@@ -20,12 +20,12 @@
 #include "collect.h"
 #include "collect-nats.h"
 #include "cli-tls.h"
+#include "event-list.h"
 #include "reconnect.h"
 #include "record.h"
 #include "ringtap.h"
 #include "util.h"
 
-#define DEFAULT_EVENTS "ringtap_test:*"
 #define CLIENT_NAME "ringtap " RINGTAP_VERSION
 
 static void usage(FILE *f)
@@ -53,8 +53,8 @@ static void usage_stream(FILE *f)
 	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
 	      "                         or its TCP listener: tls://HOST:PORT, tcp://HOST:PORT\n"
 	      CLI_TLS_HELP
-	      "  -e, --events=LIST      comma-separated system:event globs\n"
-	      "                         (default " DEFAULT_EVENTS ")\n"
+	      "  -e, --events=LIST      comma-separated system:event globs; a second -e adds\n"
+	      "                         to the first (default " CLI_DEFAULT_EVENTS ")\n"
 	      "  -c, --cpus=LIST        only these CPUs, e.g. 0,2-3 (default: every CPU)\n"
 	      "  -p, --pids=LIST        only these processes, e.g. 1,4242 (default: all)\n"
 	      "  -F, --fields=LIST      only these fields of each record, e.g. seq,cpu\n"
@@ -121,20 +121,6 @@ static struct ringtap_client *connect_or_say(const struct ringtap_client_opts *o
 	return NULL;
 }
 
-/* Splits a comma list into a NULL-terminated array that points into csv. */
-static const char **split_events(char *csv)
-{
-	size_t n = 0;
-	const char **list = calloc(strlen(csv) / 2 + 2, sizeof(*list));
-	char *save = NULL;
-
-	if (!list)
-		return NULL;
-	for (char *tok = strtok_r(csv, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		list[n++] = tok;
-	return list;
-}
-
 /*
  * A comma list of numbers, with ranges "a-b" when ranges is set, into an
  * array the caller frees. -EINVAL for anything else.
@@ -190,6 +176,8 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
+
+enum { OPT_NO_TIME = 256, OPT_COMMON };
 
 struct stream {
 	struct ringtap_client *c;
@@ -344,9 +332,114 @@ static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, 
 	return true;
 }
 
-static int cmd_stream(int argc, char **argv)
+/* What stream's command line asks, besides the subscription itself. */
+struct stream_args {
+	char *events;			/* every -e's list, joined */
+	const char **list, **fields;
+	void *cpus, *pids;
+	double duration;
+};
+
+static void stream_args_free(struct stream_args *a)
 {
-	enum { OPT_NO_TIME = 256, OPT_COMMON };
+	free(a->list);
+	free((void *)a->fields);
+	free(a->events);
+	free(a->cpus);
+	free(a->pids);
+}
+
+/* One option into opts, s or a; false after saying what is wrong. */
+static bool take_stream_option(int c, char **argv, struct ringtap_client_opts *opts,
+			       struct stream *s, struct stream_args *a)
+{
+	char *end;
+
+	switch (c) {
+	case 's':
+		opts->socket_path = optarg;
+		return true;
+	case 'e':
+		if (cli_list_add(&a->events, optarg)) {
+			fprintf(stderr, "ringtap: out of memory\n");
+			return false;
+		}
+		return true;
+	case 'c':
+		free(a->cpus);
+		a->cpus = NULL;
+		if (parse_numbers(optarg, true, 0, UINT32_MAX, &a->cpus, &opts->n_cpus)) {
+			bad_value("--cpus", "CPU numbers like 0,2-3", optarg);
+			return false;
+		}
+		opts->cpus = a->cpus;
+		return true;
+	case 'f':
+		opts->filter = optarg;
+		return true;
+	case 'F':
+		free((void *)a->fields);
+		a->fields = cli_list_split(optarg);
+		if (!a->fields) {
+			fprintf(stderr, "ringtap: out of memory\n");
+			return false;
+		}
+		opts->fields = a->fields;
+		return true;
+	case 'p':
+		free(a->pids);
+		a->pids = NULL;
+		if (parse_numbers(optarg, false, 0, INT32_MAX, &a->pids, &opts->n_pids)) {
+			bad_value("--pids", "process ids like 1,4242", optarg);
+			return false;
+		}
+		opts->pids = a->pids;
+		return true;
+	case 'j':
+		s->flags |= RINGTAP_FORMAT_JSON;
+		return true;
+	case 'n':
+		errno = 0;
+		s->count = strtoull(optarg, &end, 10);
+		if (errno || *end || !*optarg || s->count == 0 || optarg[0] == '-') {
+			bad_value("--count", "a positive number", optarg);
+			return false;
+		}
+		return true;
+	case 'd':
+		a->duration = strtod(optarg, &end);
+		if (*end || !*optarg || !isfinite(a->duration) || a->duration <= 0 ||
+		    a->duration > 1e9) {
+			bad_value("--duration", "seconds", optarg);
+			return false;
+		}
+		return true;
+	case OPT_NO_TIME:
+		s->flags |= RINGTAP_FORMAT_NO_TIME;
+		return true;
+	case 'r':
+		s->reconnect = true;
+		return true;
+	case OPT_COMMON:
+		opts->common_fields = true;
+		return true;
+	case CLI_OPT_MAX_LATENCY:
+		if (!cli_latency(optarg, &opts->max_latency_ms)) {
+			bad_value("--max-latency", "milliseconds", optarg);
+			return false;
+		}
+		return true;
+	}
+	if (cli_tls_option(c, optarg, opts))
+		return true;
+	bad_option("stream", argv, c);
+	return false;
+}
+
+/* The command line into opts, s and a: 0, 1 after --help, -1 after saying what is wrong. */
+static int parse_stream_args(int argc, char **argv, struct ringtap_client_opts *opts,
+			     struct stream *s, struct stream_args *a)
+{
 	static const struct option longopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		CLI_TLS_LONGOPTS,
@@ -365,113 +458,81 @@ static int cmd_stream(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
-	struct stream s = { .exit_code = 0 };
-	char *events = strdup(DEFAULT_EVENTS), *end;
-	const char **list = NULL, **fields = NULL;
-	void *cpus = NULL, *pids = NULL;
-	uint64_t deadline = 0;
-	double duration = 0;
-	int c, sfd = -1;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":s:e:c:p:f:F:jn:d:rh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			opts.socket_path = optarg;
-			break;
-		case 'e':
-			free(events);
-			events = strdup(optarg);
-			break;
-		case 'c':
-			free(cpus);
-			cpus = NULL;
-			if (parse_numbers(optarg, true, 0, UINT32_MAX, &cpus, &opts.n_cpus)) {
-				bad_value("--cpus", "CPU numbers like 0,2-3", optarg);
-				goto fail;
-			}
-			opts.cpus = cpus;
-			break;
-		case 'f':
-			opts.filter = optarg;
-			break;
-		case 'F':
-			free((void *)fields);
-			fields = split_events(optarg);
-			if (!fields) {
-				fprintf(stderr, "ringtap: out of memory\n");
-				goto fail;
-			}
-			opts.fields = fields;
-			break;
-		case 'p':
-			free(pids);
-			pids = NULL;
-			if (parse_numbers(optarg, false, 0, INT32_MAX, &pids, &opts.n_pids)) {
-				bad_value("--pids", "process ids like 1,4242", optarg);
-				goto fail;
-			}
-			opts.pids = pids;
-			break;
-		case 'j':
-			s.flags |= RINGTAP_FORMAT_JSON;
-			break;
-		case 'n':
-			errno = 0;
-			s.count = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || s.count == 0 || optarg[0] == '-') {
-				bad_value("--count", "a positive number", optarg);
-				goto fail;
-			}
-			break;
-		case 'd':
-			duration = strtod(optarg, &end);
-			if (*end || !*optarg || !isfinite(duration) || duration <= 0 ||
-			    duration > 1e9) {
-				bad_value("--duration", "seconds", optarg);
-				goto fail;
-			}
-			break;
-		case OPT_NO_TIME:
-			s.flags |= RINGTAP_FORMAT_NO_TIME;
-			break;
-		case 'r':
-			s.reconnect = true;
-			break;
-		case OPT_COMMON:
-			opts.common_fields = true;
-			break;
-		case CLI_OPT_MAX_LATENCY:
-			if (!cli_latency(optarg, &opts.max_latency_ms)) {
-				bad_value("--max-latency", "milliseconds", optarg);
-				goto fail;
-			}
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage_stream(stdout);
-			free(events);
-			return 0;
-		default:
-			if (cli_tls_option(c, optarg, &opts))
-				break;
-			bad_option("stream", argv, c);
-			goto fail;
+			return 1;
 		}
+		if (!take_stream_option(c, argv, opts, s, a))
+			return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "ringtap stream: unexpected argument '%s'\n", argv[optind]);
-		goto fail;
+		return -1;
 	}
-	list = events ? split_events(events) : NULL;
-	if (!list) {
+	if (!a->events)
+		a->events = strdup(CLI_DEFAULT_EVENTS);
+	a->list = a->events ? cli_list_split(a->events) : NULL;
+	if (!a->list) {
 		fprintf(stderr, "ringtap: out of memory\n");
-		goto fail;
+		return -1;
 	}
-	if (!list[0]) {
+	if (!a->list[0]) {
 		fprintf(stderr, "ringtap stream: --events wants at least one event\n");
-		goto fail;
+		return -1;
 	}
-	opts.events = list;
+	opts->events = a->list;
+	return 0;
+}
+
+/* Lines until the end, a signal on sfd, --count or the deadline (0: none). */
+static void stream_until_end(struct stream *s, const struct ringtap_client_opts *opts, int sfd,
+			     uint64_t deadline)
+{
+	while (!s->done) {
+		struct pollfd pfd[2] = {
+			{ .fd = ringtap_fd(s->c), .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
+		int timeout = -1;
+
+		drain(s);
+		if (s->disconnected && !reconnect(s, opts, sfd))
+			break;
+		if (s->done)
+			break;
+		/* Whoever reads the lines as they come sees them before we wait. */
+		fflush(stdout);
+		if (deadline) {
+			uint64_t now = now_ns();
+
+			if (now >= deadline)
+				break;
+			timeout = (int)((deadline - now + 999999) / 1000000);
+		}
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
+			fprintf(stderr, "ringtap: poll: %s\n", strerror(errno));
+			s->exit_code = 1;
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+	}
+}
+
+static int cmd_stream(int argc, char **argv)
+{
+	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
+	struct stream s = { .exit_code = 0 };
+	struct stream_args a = { 0 };
+	uint64_t deadline = 0;
+	int ret, sfd = -1;
+
+	ret = parse_stream_args(argc, argv, &opts, &s, &a);
+	if (ret)
+		goto fail;
 	/*
 	 * Taken before connecting: once ringtapd has us subscribed, a SIGINT must
 	 * end the stream with its summary. A background job starts with SIGINT
@@ -489,37 +550,9 @@ static int cmd_stream(int argc, char **argv)
 		goto fail;
 	/* Lines are built from records read in place: no message unpacked per record. */
 	ringtap_set_record_views(s.c, true);
-	if (duration > 0)
-		deadline = now_ns() + (uint64_t)(duration * 1e9);
-	while (!s.done) {
-		struct pollfd pfd[2] = {
-			{ .fd = ringtap_fd(s.c), .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
-		};
-		int timeout = -1;
-
-		drain(&s);
-		if (s.disconnected && !reconnect(&s, &opts, sfd))
-			break;
-		if (s.done)
-			break;
-		/* Whoever reads the lines as they come sees them before we wait. */
-		fflush(stdout);
-		if (deadline) {
-			uint64_t now = now_ns();
-
-			if (now >= deadline)
-				break;
-			timeout = (int)((deadline - now + 999999) / 1000000);
-		}
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR) {
-			fprintf(stderr, "ringtap: poll: %s\n", strerror(errno));
-			s.exit_code = 1;
-			break;
-		}
-		if (pfd[1].revents)
-			break;
-	}
+	if (a.duration > 0)
+		deadline = now_ns() + (uint64_t)(a.duration * 1e9);
+	stream_until_end(&s, &opts, sfd, deadline);
 	ringtap_close(s.c);
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "ringtap: writing to standard output: %s\n", strerror(errno));
@@ -530,22 +563,14 @@ static int cmd_stream(int argc, char **argv)
 		fprintf(stderr, ", %" PRIu64 " gap(s)", s.gaps);
 	fputc('\n', stderr);
 	free(s.line);
-	free(list);
-	free((void *)fields);
-	free(events);
-	free(cpus);
-	free(pids);
+	stream_args_free(&a);
 	close(sfd);
 	return s.exit_code;
 fail:
 	if (sfd >= 0)
 		close(sfd);
-	free(list);
-	free((void *)fields);
-	free(events);
-	free(cpus);
-	free(pids);
-	return 1;
+	stream_args_free(&a);
+	return ret > 0 ? 0 : 1;
 }
 
 static void print_field(const Ringtap__Field *f)

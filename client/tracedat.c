@@ -476,24 +476,10 @@ int tracedat_add_page(struct tracedat *w, unsigned int cpu, const void *page, si
 	return 0;
 }
 
-/* The header, with a zeroed offset table at *table; its CPUSTAT options. */
-static int build_header(struct tracedat *w, struct buf *b, size_t *table)
+/* The event formats: ftrace's own, then the other systems' each with all its events. */
+static void put_formats(struct tracedat *w, struct buf *b)
 {
-	static const uint8_t magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	uint8_t flags[2] = { w->big_endian ? 1 : 0, (uint8_t)w->long_size };
 	size_t n_ftrace = 0, n_systems = 0;
-
-	buf_put(b, magic, sizeof(magic));
-	buf_str0(b, "6");
-	buf_put(b, flags, sizeof(flags));
-	buf_num(b, w, w->page_size, 4);
-
-	buf_str0(b, "header_page");
-	buf_num(b, w, w->header_page.len, 8);
-	buf_put(b, w->header_page.p, w->header_page.len);
-	buf_str0(b, "header_event");
-	buf_num(b, w, w->header_event.len, 8);
-	buf_put(b, w->header_event.p, w->header_event.len);
 
 	for (size_t i = 0; i < w->n_formats; i++)
 		n_ftrace += !strcmp(w->formats[i].system, "ftrace");
@@ -535,14 +521,11 @@ static int build_header(struct tracedat *w, struct buf *b, size_t *table)
 			buf_put(b, w->formats[j].text.p, w->formats[j].text.len);
 		}
 	}
+}
 
-	buf_num(b, w, w->kallsyms.len, 4);
-	buf_put(b, w->kallsyms.p, w->kallsyms.len);
-	buf_num(b, w, w->printk.len, 4);
-	buf_put(b, w->printk.p, w->printk.len);
-	buf_num(b, w, w->cmdlines.len, 8);
-	buf_put(b, w->cmdlines.p, w->cmdlines.len);
-
+/* The CPU count and the options section: each CPU's stats, the clock. */
+static void put_options(struct tracedat *w, struct buf *b)
+{
 	buf_num(b, w, w->cpus, 4);
 	buf_put(b, "options  ", 10);
 	for (unsigned int i = 0; i < w->cpus; i++) {
@@ -569,6 +552,36 @@ static int build_header(struct tracedat *w, struct buf *b, size_t *table)
 		buf_put(b, "]", 2);
 	}
 	buf_num(b, w, OPTION_DONE, 2);
+}
+
+/* The header, with a zeroed offset table at *table; its CPUSTAT options. */
+static int build_header(struct tracedat *w, struct buf *b, size_t *table)
+{
+	static const uint8_t magic[] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	uint8_t flags[2] = { w->big_endian ? 1 : 0, (uint8_t)w->long_size };
+
+	buf_put(b, magic, sizeof(magic));
+	buf_str0(b, "6");
+	buf_put(b, flags, sizeof(flags));
+	buf_num(b, w, w->page_size, 4);
+
+	buf_str0(b, "header_page");
+	buf_num(b, w, w->header_page.len, 8);
+	buf_put(b, w->header_page.p, w->header_page.len);
+	buf_str0(b, "header_event");
+	buf_num(b, w, w->header_event.len, 8);
+	buf_put(b, w->header_event.p, w->header_event.len);
+
+	put_formats(w, b);
+
+	buf_num(b, w, w->kallsyms.len, 4);
+	buf_put(b, w->kallsyms.p, w->kallsyms.len);
+	buf_num(b, w, w->printk.len, 4);
+	buf_put(b, w->printk.p, w->printk.len);
+	buf_num(b, w, w->cmdlines.len, 8);
+	buf_put(b, w->cmdlines.p, w->cmdlines.len);
+
+	put_options(w, b);
 
 	buf_put(b, "flyrecord", 10);
 	*table = b->len;

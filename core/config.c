@@ -93,6 +93,16 @@ bool rt_config_key_reloadable(enum rt_config_key key)
 	return key < RT_CONF_N_KEYS && keys[key].reloadable;
 }
 
+const char *rt_config_default_str(enum rt_config_key key)
+{
+	return key < RT_CONF_N_KEYS ? keys[key].def_str : NULL;
+}
+
+unsigned long rt_config_default_num(enum rt_config_key key)
+{
+	return key < RT_CONF_N_KEYS ? keys[key].def_num : 0;
+}
+
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,
 		  struct rt_why *why)
 {
@@ -250,5 +260,5 @@ const char *rt_config_str(const struct rt_config *cfg, enum rt_config_key key)
 {
 	if (key >= RT_CONF_N_KEYS || !keys[key].is_string)
 		return NULL;
-	return cfg->str[key] ? cfg->str[key] : keys[key].def_str;
+	return cfg->str[key] ? cfg->str[key] : rt_config_default_str(key);
 }

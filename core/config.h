@@ -14,6 +14,8 @@
 #include <stdio.h>
 
 #define RT_CONFIG_DEFAULT_PATH "/etc/ringtap/ringtapd.conf"
+/* What ringtapd --stdout enables when no events are set. */
+#define RT_CONFIG_STDOUT_EVENTS "ringtap_test:*"
 
 enum rt_config_key {
 	RT_CONF_SOCKET,
@@ -61,6 +63,10 @@ void rt_config_release(struct rt_config *cfg);
 int rt_config_key_by_name(const char *name, size_t len);
 const char *rt_config_key_name(enum rt_config_key key);
 bool rt_config_key_reloadable(enum rt_config_key key);
+
+/* A key's default from the table: a string key's (NULL: unset), a number key's. */
+const char *rt_config_default_str(enum rt_config_key key);
+unsigned long rt_config_default_num(enum rt_config_key key);
 
 /* Sets one key from its text; -EINVAL with *why for a value out of range. */
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,

@@ -292,8 +292,7 @@ int rt_record_read_common(const struct rt_record *rec, const struct rt_layout *l
 int rt_record_field_bytes(const struct rt_record *rec, const struct tep_format_field *f,
 			  const uint8_t **ptr, unsigned int *len)
 {
-	unsigned int start, n;
-	uint64_t loc;
+	uint32_t start, loc;
 
 	if (f->offset < 0 || f->size < 0 || (unsigned int)f->offset + (unsigned int)f->size > rec->size)
 		return -ERANGE;
@@ -307,15 +306,12 @@ int rt_record_field_bytes(const struct rt_record *rec, const struct tep_format_f
 	}
 	if (f->size != 4)
 		return -EINVAL;
-	/* A __data_loc word: length in the high 16 bits, offset in the low 16. */
-	loc = tep_read_number(rec->event->tep, rec->data + f->offset, 4);
-	start = loc & 0xffff;
-	n = (loc >> 16) & 0xffff;
-	if (f->flags & TEP_FIELD_IS_RELATIVE)
-		start += (unsigned int)f->offset + 4;	/* __rel_loc counts from the field's end */
-	if ((uint64_t)start + n > rec->size)
+	loc = (uint32_t)tep_read_number(rec->event->tep, rec->data + f->offset, 4);
+	/* A constant for each kind: no work for a __rel_loc base on a __data_loc. */
+	if (!((f->flags & TEP_FIELD_IS_RELATIVE) ?
+	      rt_data_loc(loc, (size_t)f->offset, true, rec->size, &start, len) :
+	      rt_data_loc(loc, (size_t)f->offset, false, rec->size, &start, len)))
 		return -ERANGE;
 	*ptr = rec->data + start;
-	*len = n;
 	return 0;
 }

@@ -24,6 +24,13 @@ struct rt_buf {
 	size_t cap;
 };
 
+/* Room for n more bytes at b->data + b->len: 0 or -ENOMEM. */
+int rt_buf_grow(struct rt_buf *b, size_t n);
+static inline int rt_buf_reserve(struct rt_buf *b, size_t n)
+{
+	return b->len + n <= b->cap ? 0 : rt_buf_grow(b, n);
+}
+
 int rt_buf_put(struct rt_buf *b, const void *p, size_t n);
 int rt_buf_put_varint(struct rt_buf *b, uint64_t v);
 void rt_buf_free(struct rt_buf *b);

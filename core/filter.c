@@ -6,6 +6,7 @@
 #include <event-parse.h>
 
 #include "filter.h"
+#include "layout.h"
 
 #define MAX_COMPARISONS 64
 #define MAX_DEPTH 16
@@ -715,15 +716,14 @@ static bool match_string(const struct pred *pr, const struct input *in, const ch
 		str = (const char *)in->data + pr->offset;
 		len = (int)pr->size;
 	} else {
-		size_t base;
+		uint32_t start, n;
 
-		if (!read_number(in, pr->offset, 4, &loc))
+		if (!read_number(in, pr->offset, 4, &loc) ||
+		    !rt_data_loc((uint32_t)loc, pr->offset, pr->kind == PRED_REL_STRING, in->len,
+				 &start, &n))
 			return false;
-		base = pr->kind == PRED_REL_STRING ? pr->offset + 4 : 0;
-		if (base + (loc & 0xffff) + (loc >> 16) > in->len)
-			return false;
-		str = (const char *)in->data + base + (loc & 0xffff);
-		len = (int)(loc >> 16);
+		str = (const char *)in->data + start;
+		len = (int)n;
 	}
 	avail = in->len - (size_t)((const uint8_t *)str - in->data);
 	switch (pr->match) {

@@ -115,3 +115,31 @@ static inline uint64_t rt_layout_read_uint(const struct rt_layout *l, const uint
 	}
 	return v;
 }
+
+/*
+ * Whether the trace's byte order is the host's, so that its numbers can be
+ * loaded as they lie; otherwise each goes through rt_layout_read_uint().
+ */
+static inline bool rt_layout_host_order(const struct rt_layout *l)
+{
+	return l->big_endian == (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__);
+}
+
+/*
+ * The kernel's rule for a dynamic field (__data_loc, __rel_loc): its u32
+ * word holds the part's length in the high 16 bits and its offset in the
+ * low 16, counted from the record's start, or for a __rel_loc from the end
+ * of the word itself (at word_offset). False when the part does not lie
+ * within the record's size bytes.
+ */
+static inline bool rt_data_loc(uint32_t word, size_t word_offset, bool relative, size_t size,
+			       uint32_t *start, uint32_t *len)
+{
+	size_t at = (word & 0xffff) + (relative ? word_offset + 4 : 0);
+
+	*len = word >> 16;
+	if (at + *len > size)
+		return false;
+	*start = (uint32_t)at;
+	return true;
+}

@@ -152,7 +152,7 @@ static int start_nats(struct ringtapd *d)
 {
 	struct rt_nats_opts no = {
 		.url = d->cfg.str[RT_CONF_NATS_URL],
-		.stream = d->cfg.str[RT_CONF_NATS_STREAM] ?: "RINGTAP",
+		.stream = rt_config_str(&d->cfg, RT_CONF_NATS_STREAM),
 		.events = (const char *const *)d->nats_globs,
 		.max_pending = d->cfg.num[RT_CONF_NATS_MAX_PENDING],
 	};

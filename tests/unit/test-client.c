@@ -1319,6 +1319,62 @@ static void test_cli_stream(void)
 	run_free(&r);
 }
 
+/* The globs the fake's Hello asked, against want. */
+static void check_hello_events(const struct fake *fk, const char *const *want, size_t n)
+{
+	const Ringtap__Subscription *sub =
+		fk->hello && fk->hello->hello ? fk->hello->hello->subscription : NULL;
+
+	CHECK(sub != NULL);
+	if (!sub)
+		return;
+	CHECK_EQ(sub->n_events, n);
+	for (size_t i = 0; i < n && i < sub->n_events; i++)
+		CHECK_STR(sub->events[i], want[i]);
+}
+
+/*
+ * -e given twice adds up, in stream and record alike, and a long list is
+ * asked whole: record once kept the last -e's first 32 globs.
+ */
+static void test_cli_events_add_up(void)
+{
+	enum { N = 40 };
+	static char names[N][24];
+	const char *want[N];
+	char first[N * 24] = "", second[N * 24] = "", out[300];
+	struct fake fk = { 0 };
+	struct run r;
+
+	for (int i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "sys%d:event_%d", i % 3, i);
+		want[i] = names[i];
+		strcat(i < N / 2 ? first : second, names[i]);
+		strcat(i < N / 2 ? first : second, i == N / 2 - 1 || i == N - 1 ? "" : ",");
+	}
+	snprintf(out, sizeof(out), "%s/rec.pb", tmpdir);
+	cli_script(&fk.script);
+	fake_start(&fk, false);
+	run_cli(&r, (const char *const[]){ "record", "-o", out, "-s", sock_path, "-e", first,
+					   "-e", second, NULL }, NULL);
+	fake_finish(&fk);
+	check_hello_events(&fk, want, N);
+	fake_free(&fk);
+	run_free(&r);
+	unlink(out);
+
+	cli_script(&fk.script);
+	add_bye(&fk.script);
+	fake_start(&fk, false);
+	run_cli(&r, (const char *const[]){ "stream", "-s", sock_path, "-e", first, "-e",
+					   second, NULL }, NULL);
+	fake_finish(&fk);
+	CHECK_EQ(r.status, 0);
+	check_hello_events(&fk, want, N);
+	fake_free(&fk);
+	run_free(&r);
+}
+
 static void test_cli_errors(void)
 {
 	struct fake fk = { 0 };
@@ -1467,6 +1523,7 @@ int main(int argc, char **argv)
 	test_big_endian();
 	if (cli_path) {
 		test_cli_stream();
+		test_cli_events_add_up();
 		test_cli_errors();
 		test_cli_info_help();
 	} else {

@@ -9,6 +9,7 @@
 #include <ctype.h>
 
 #include "fixture.h"
+#include "rel-loc.h"
 #include "text.h"
 
 #define MAX_LINES 4096
@@ -495,6 +496,53 @@ static void test_bad_data_loc(const char *root)
 	fixture_close(&fx);
 }
 
+/*
+ * The __data_loc rule itself, and a __rel_loc field (counted from the end of
+ * its word) through the decoder's field access: the fixtures have none.
+ */
+static void test_rel_loc(const char *root)
+{
+	uint8_t data[32];
+	struct rt_record rec = { .data = data };
+	struct tep_format_field *f;
+	struct fixture fx;
+	const uint8_t *p;
+	unsigned int len;
+	uint32_t start, n;
+
+	CHECK(rt_data_loc((6u << 16) | 10, 28, false, 16, &start, &n));
+	CHECK_EQ(start, 10);
+	CHECK_EQ(n, 6);
+	CHECK(!rt_data_loc((7u << 16) | 10, 28, false, 16, &start, &n));
+	CHECK(rt_data_loc((3u << 16) | 2, 8, true, 17, &start, &n));
+	CHECK_EQ(start, 14);
+	CHECK_EQ(n, 3);
+	CHECK(!rt_data_loc((3u << 16) | 2, 8, true, 16, &start, &n));
+	if (fixture_open(&fx, root, "stock", all_events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", rel_loc_format,
+				     sizeof(rel_loc_format) - 1, &rec.event), 0);
+	f = rec.event ? tep_find_field(rec.event, "name") : NULL;
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(f->flags & TEP_FIELD_IS_RELATIVE);
+		/* Right after its word, then at the record's very end, then one past it. */
+		rec.size = rel_loc_record(data, 1, "hello", 0);
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
+		CHECK(p == data + REL_LOC_WORD + 4);
+		CHECK_EQ(len, 6);
+		rec.size = rel_loc_record(data, 1, "hello", 2);
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), 0);
+		CHECK(p == data + REL_LOC_WORD + 6);
+		CHECK_EQ(len, 6);
+		rec.size--;
+		CHECK_EQ(rt_record_field_bytes(&rec, f, &p, &len), -ERANGE);
+	}
+	fixture_close(&fx);
+}
+
 struct stamp_ctx {
 	unsigned int n;
 	uint64_t ts[4];
@@ -603,6 +651,7 @@ int main(int argc, char **argv)
 		lines_free(&payloads[i]);
 	test_malformed(argv[1]);
 	test_bad_data_loc(argv[1]);
+	test_rel_loc(argv[1]);
 	test_time_records(argv[1]);
 	return check_exit("test-decode");
 }

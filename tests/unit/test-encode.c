@@ -11,6 +11,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "record-reference.h"
+#include "rel-loc.h"
 #include "wire.h"
 
 static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
@@ -167,6 +168,140 @@ static void test_negative(const char *root)
 	fixture_close(&fx);
 }
 
+/* v in size bytes, in the byte order the layout says. */
+static void put_ordered(uint8_t *p, uint64_t v, unsigned int size, bool big_endian)
+{
+	for (unsigned int i = 0; i < size; i++)
+		p[big_endian ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * A trace whose byte order is not the host's (the stock headers and
+ * ringtap_test's format, marked with the other order): numbers cannot be
+ * loaded as they lie, so every step takes the path through the layout.
+ */
+static void test_other_byte_order(const char *root)
+{
+	bool other = __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__;
+	char path[4096];
+	char *hp = NULL, *he = NULL, *fmt = NULL;
+	size_t hp_len = 0, he_len = 0, fmt_len = 0, len = 0;
+	struct rt_layout *l = NULL;
+	struct rt_record rec = { 0 };
+	struct fixture fx = { 0 };
+	struct run r = { &fx, 0, 0 };
+	struct rt_buf b = { 0 };
+	uint8_t data[40] = { 0 };
+	const uint8_t *bytes;
+	Ringtap__Record *m;
+
+	snprintf(path, sizeof(path), "%s/stock/events/header_page", root);
+	hp = read_whole_file(path, &hp_len);
+	snprintf(path, sizeof(path), "%s/stock/events/header_event", root);
+	he = read_whole_file(path, &he_len);
+	snprintf(path, sizeof(path), "%s/stock/events/ringtap_test/ringtap_test/format", root);
+	fmt = read_whole_file(path, &fmt_len);
+	CHECK(hp && he && fmt);
+	if (!hp || !he || !fmt ||
+	    rt_layout_new(&l, hp, hp_len, he, he_len, other) ||
+	    rt_layout_add_event(l, "ringtap_test", fmt, fmt_len, &rec.event)) {
+		CHECK(!"layout of the other byte order");
+		goto out;
+	}
+	CHECK(!rt_layout_host_order(l));
+	put_ordered(data, (uint64_t)rec.event->id, 2, other);
+	put_ordered(data + 4, 4321, 4, other);			/* common_pid */
+	put_ordered(data + 8, 0x0102030405060708ULL, 8, other);	/* seq */
+	put_ordered(data + 16, 3, 4, other);			/* cpu */
+	memcpy(data + 20, "abc", 3);				/* tag */
+	put_ordered(data + 28, (6u << 16) | 32, 4, other);	/* msg: 6 bytes at 32 */
+	memcpy(data + 32, "hello", 6);
+	rec.type = (unsigned int)rec.event->id;
+	rec.data = data;
+	rec.size = 38;
+	rec.timestamp = 77;
+	fx.layout = l;
+	check_one(&r, &rec, true, NULL);
+	CHECK_EQ(r.checked, 1);
+	CHECK_EQ(rt_encode_record(&rec, l, true, NULL, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m != NULL);
+	if (m && m->n_fields == 4) {
+		CHECK_EQ(m->fields[0]->u, 0x0102030405060708ULL);
+		CHECK_EQ(m->fields[1]->u, 3);
+		CHECK_EQ(m->fields[2]->v_case, RINGTAP__VALUE__V_STR);
+		CHECK_STR(m->fields[2]->str, "abc");
+		CHECK_EQ(m->fields[3]->v_case, RINGTAP__VALUE__V_STR);
+		CHECK_STR(m->fields[3]->str, "hello");
+		CHECK_EQ(m->common[0]->u, (uint64_t)rec.event->id);
+		CHECK_EQ(m->common[3]->u, 4321);
+	} else {
+		CHECK(!"four fields");
+	}
+	if (m)
+		ringtap__record__free_unpacked(m, NULL);
+out:
+	rt_buf_free(&b);
+	rt_layout_free(l);
+	free(hp);
+	free(he);
+	free(fmt);
+}
+
+/* A __rel_loc string (no fixture has one): where its word says, counted from the word's end. */
+static void test_rel_loc(const char *root)
+{
+	struct fixture fx;
+	struct run r = { &fx, 0, 0 };
+	struct rt_record rec = { .timestamp = 5, .type = 4000 };
+	struct rt_buf b = { 0 };
+	uint8_t data[64];
+	const uint8_t *bytes;
+	Ringtap__Record *m;
+	size_t len = 0;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", rel_loc_format,
+				     sizeof(rel_loc_format) - 1, &rec.event), 0);
+	if (!rec.event)
+		goto out;
+	rec.data = data;
+	rec.size = rel_loc_record(data, 9, "hello", 4);
+	check_one(&r, &rec, true, NULL);
+	CHECK_EQ(r.checked, 1);
+	CHECK_EQ(rt_encode_record(&rec, fx.layout, false, NULL, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m && m->n_fields == 2);
+	if (m && m->n_fields == 2) {
+		CHECK_EQ(m->fields[0]->u, 9);
+		CHECK_EQ(m->fields[1]->v_case, RINGTAP__VALUE__V_STR);
+		CHECK_STR(m->fields[1]->str, "hello");
+	}
+	if (m)
+		ringtap__record__free_unpacked(m, NULL);
+	rt_buf_free(&b);
+	/* One byte short: the string is outside the record, sent as empty bytes. */
+	rec.size--;
+	CHECK_EQ(rt_encode_record(&rec, fx.layout, false, NULL, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m && m->n_fields == 2);
+	if (m && m->n_fields == 2) {
+		CHECK_EQ(m->fields[1]->v_case, RINGTAP__VALUE__V_RAW);
+		CHECK_EQ(m->fields[1]->raw.len, 0);
+	}
+	if (m)
+		ringtap__record__free_unpacked(m, NULL);
+out:
+	rt_buf_free(&b);
+	fixture_close(&fx);
+}
+
 /* The parts, joined: a delimited frame protobuf-c must read and pack to the same bytes. */
 static Ringtap__Frame *joined(const struct rt_frame_parts *parts, uint8_t **bytes)
 {
@@ -276,6 +411,8 @@ int main(int argc, char **argv)
 	test_fixture(root, "rt", events, 100);
 	test_fixture(root, "stock-overrun", test_only, 100);
 	test_negative(root);
+	test_other_byte_order(root);
+	test_rel_loc(root);
 	test_frame_parts();
 	return check_exit("test-encode");
 }

@@ -8,6 +8,7 @@
  */
 #include "filter.h"
 #include "fixture.h"
+#include "rel-loc.h"
 
 static const char *const events[] = { "ringtap_test:ringtap_test", NULL };
 
@@ -187,6 +188,48 @@ out:
 	fixture_close(&fx);
 }
 
+/* A __rel_loc string, counted from the end of its word: compared where it is, bounds kept. */
+static void run_rel_loc(const char *root)
+{
+	static const struct {
+		const char *expr;
+		bool match;
+	} rel_cases[] = {
+		{ "name == \"hello\"", true }, { "name ~ \"hel*\"", true },
+		{ "name == \"hell\"", false }, { "name != \"hello\"", false },
+	};
+	struct rt_why why = { "" };
+	struct tep_event *ev = NULL;
+	struct fixture fx;
+	uint8_t rec[64];
+	unsigned int len;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_rel", rel_loc_format,
+				     sizeof(rel_loc_format) - 1, &ev), 0);
+	len = rel_loc_record(rec, 7, "hello", 3);
+	for (size_t i = 0; ev && i < sizeof(rel_cases) / sizeof(rel_cases[0]); i++) {
+		struct rt_filter *f = NULL;
+
+		CHECK_EQ(rt_filter_compile(rel_cases[i].expr, &ev, 1, &f, &why), 0);
+		if (!f)
+			continue;
+		if (rt_filter_match(f, 4000, rec, len, 0) != rel_cases[i].match) {
+			fprintf(stderr, "__rel_loc: '%s' wants %d\n", rel_cases[i].expr,
+				rel_cases[i].match);
+			CHECK(!"match");
+		}
+		/* The string one byte past the record's end: no match, no read past it. */
+		if (rel_cases[i].match)
+			CHECK(!rt_filter_match(f, 4000, rec, len - 1, 0));
+		rt_filter_free(f);
+	}
+	fixture_close(&fx);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -194,5 +237,6 @@ int main(int argc, char **argv)
 	run(argv[1], "stock");
 	run(argv[1], "padded");
 	run(argv[1], "rt");
+	run_rel_loc(argv[1]);
 	return check_exit("test-filter");
 }
