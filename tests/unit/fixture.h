@@ -16,6 +16,7 @@ struct fixture {
 	struct rt_session *session;
 	struct rt_layout *layout;
 	struct rt_decoder *decoder;
+	int ncpus;			/* per_cpu/cpuN directories */
 	char dir[4096];
 };
 
@@ -38,6 +39,8 @@ static inline int fixture_open(struct fixture *fx, const char *root, const char 
 		ret = 0;
 	if (!ret)
 		ret = rt_decoder_new(&fx->decoder, fx->layout);
+	if (!ret)
+		fx->ncpus = rt_session_ncpus(fx->session);
 	if (ret)
 		fprintf(stderr, "fixture %s: %s: %s\n", name, why.text, strerror(-ret));
 	return ret;

@@ -56,7 +56,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 
 static void feed_fixture(struct feed *f)
 {
-	for (int cpu = 0; cpu < f->fx->session->ncpus; cpu++) {
+	for (int cpu = 0; cpu < f->fx->ncpus; cpu++) {
 		size_t len;
 		uint8_t *pages = fixture_pages(f->fx, cpu, &len);
 
