@@ -765,29 +765,6 @@ int rt_session_read_text(struct rt_session *s, const char *name, char **text, si
 	return rt_read_file(path, 0, text, len);
 }
 
-/* "key: N" lines of a stats text into st. */
-static void parse_stats(const char *text, struct rt_cpu_stats *st)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} keys[] = {
-		{ "entries:", offsetof(struct rt_cpu_stats, entries) },
-		{ "overrun:", offsetof(struct rt_cpu_stats, overrun) },
-		{ "commit overrun:", offsetof(struct rt_cpu_stats, commit_overrun) },
-		{ "dropped events:", offsetof(struct rt_cpu_stats, dropped_events) },
-		{ "read events:", offsetof(struct rt_cpu_stats, read_events) },
-	};
-
-	memset(st, 0, sizeof(*st));
-	for (const char *line = text; line && *line;
-	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
-				*(unsigned long long *)((char *)st + keys[i].off) =
-					strtoull(line + strlen(keys[i].key), NULL, 10);
-}
-
 int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
 {
 	char text[1024], path[64];
@@ -814,6 +791,6 @@ int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
 	if (n < 0)
 		return -errno;
 	text[n] = '\0';
-	parse_stats(text, st);
+	rt_cpu_stats_parse(text, st);
 	return 0;
 }

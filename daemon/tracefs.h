@@ -16,6 +16,7 @@
 #include "select.h"
 #include "why.h"
 
+struct rt_cpu_stats;
 struct rt_layout;
 struct tracefs_instance;
 
@@ -134,7 +135,4 @@ int rt_session_symbols(struct rt_session *session, struct rt_layout *layout);
 int rt_session_read_text(struct rt_session *session, const char *name, char **text, size_t *len);
 
 /* Reads per_cpu/cpuN/stats (kept open): the kernel's own loss counters. */
-struct rt_cpu_stats {
-	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;
-};
 int rt_session_cpu_stats(struct rt_session *session, int cpu, struct rt_cpu_stats *stats);

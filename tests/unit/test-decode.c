@@ -318,7 +318,7 @@ static void test_overrun(const char *root, const char *variant)
 		long long lowest = 1 << 30, highest = -1;
 
 		decode_fixture(c, cpu);
-		CHECK_EQ(rt_session_cpu_stats(fx.session, cpu, &st), 0);
+		CHECK_EQ(fixture_cpu_stats(&fx, cpu, &st), 0);
 		CHECK(st.overrun > 0);
 		/* The kernel's counters and the pages' stored counts agree. */
 		CHECK_EQ(c->missed - missed_before, st.overrun);
