@@ -84,7 +84,7 @@ struct rt_conn {
 	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
-	size_t early_write_at;	/* queued bytes before a pass writes again (fanout.c) */
+	size_t early_write_at;	/* queued bytes before a pass writes again (rt_server_end_page) */
 };
 
 struct rt_server {

@@ -7,7 +7,8 @@
  * TCP listener with TLS and client certificates (listener.c); runs each
  * connection's handshake and stream (conn.c); takes records, pages and
  * losses from the pump and queues each for those who selected it
- * (fanout.c). Logs each client's coming and going, once.
+ * (fanout.c). Logs each client's coming and going, once. Every function
+ * here is defined in server.c.
  */
 #include <stdbool.h>
 #include <stddef.h>
