@@ -527,3 +527,26 @@ int rt_layout_add_event(struct rt_layout *l, const char *system, const char *for
 		*out = event;
 	return 0;
 }
+
+/* "key: N" lines of a stats text into st. */
+void rt_cpu_stats_parse(const char *text, struct rt_cpu_stats *st)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "entries:", offsetof(struct rt_cpu_stats, entries) },
+		{ "overrun:", offsetof(struct rt_cpu_stats, overrun) },
+		{ "commit overrun:", offsetof(struct rt_cpu_stats, commit_overrun) },
+		{ "dropped events:", offsetof(struct rt_cpu_stats, dropped_events) },
+		{ "read events:", offsetof(struct rt_cpu_stats, read_events) },
+	};
+
+	memset(st, 0, sizeof(*st));
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
+				*(unsigned long long *)((char *)st + keys[i].off) =
+					strtoull(line + strlen(keys[i].key), NULL, 10);
+}

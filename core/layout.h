@@ -68,6 +68,13 @@ int rt_layout_new(struct rt_layout **out, const char *header_page, size_t header
 		  const char *header_event, size_t header_event_len, bool big_endian);
 void rt_layout_free(struct rt_layout *layout);
 
+/* A CPU's per_cpu/cpuN/stats: the kernel's own counters of what it kept and lost. */
+struct rt_cpu_stats {
+	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;
+};
+/* The counters a stats text names (those it does not stay 0). */
+void rt_cpu_stats_parse(const char *text, struct rt_cpu_stats *stats);
+
 /*
  * Adds one event's format text. The first event added fixes the common
  * fields; a later one that disagrees gives -EPROTO.

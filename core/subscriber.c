@@ -181,6 +181,17 @@ bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsign
 	return pid_ok && wants_cpu(s, cpu) && rt_subscriber_wants_event(s, id);
 }
 
+bool rt_subscriber_selects_cpu(const struct rt_subscriber *s, unsigned int cpu)
+{
+	return wants_cpu(s, cpu);
+}
+
+const int32_t *rt_subscriber_pids(const struct rt_subscriber *s, size_t *n)
+{
+	*n = s->n_pids;
+	return s->pids;
+}
+
 /* Copies the parts into a new frame at the tail; with page, parts[1] (its data) by reference. */
 static int push_parts(struct rt_subscriber *s, const struct iovec *parts, unsigned int n,
 		      size_t len, struct rt_page_buf *page)
@@ -343,8 +354,8 @@ void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t coun
 	s->dropped += count;
 }
 
-static void drop_frame(struct rt_subscriber *s, unsigned int cpu, unsigned int records,
-		       uint64_t first_ts, uint64_t last_ts)
+void rt_subscriber_drop_span(struct rt_subscriber *s, unsigned int cpu, uint64_t records,
+			     uint64_t first_ts, uint64_t last_ts)
 {
 	rt_subscriber_drop(s, cpu, records, first_ts);
 	s->lost_queue[cpu < s->ncpus ? cpu : 0].last_ts = last_ts;
@@ -357,7 +368,7 @@ static int push_data(struct rt_subscriber *s, unsigned int cpu, const struct rt_
 	int ret;
 
 	if (s->queued + frame->len > s->max_queued) {
-		drop_frame(s, cpu, records, first_ts, last_ts);
+		rt_subscriber_drop_span(s, cpu, records, first_ts, last_ts);
 		/* Kernel losses wait too: a report must not overtake what came before it. */
 		return 0;
 	}
@@ -366,7 +377,7 @@ static int push_data(struct rt_subscriber *s, unsigned int cpu, const struct rt_
 		ret = push_parts(s, frame->iov, frame->n, frame->len, page);
 	if (ret) {
 		/* Out of memory: the frame is lost to this subscriber, and reported as such. */
-		drop_frame(s, cpu, records, first_ts, last_ts);
+		rt_subscriber_drop_span(s, cpu, records, first_ts, last_ts);
 		return ret;
 	}
 	s->tail->cpu = cpu;
@@ -402,7 +413,7 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 	while ((f = *p)) {
 		*p = f->next;
 		if (f->records) {
-			drop_frame(s, f->cpu, f->records, f->first_ts, f->last_ts);
+			rt_subscriber_drop_span(s, f->cpu, f->records, f->first_ts, f->last_ts);
 			s->queued_records -= f->records;
 		}
 		s->queued -= f->len;
@@ -425,7 +436,7 @@ int rt_subscriber_end_page(struct rt_subscriber *s)
 	}
 	ret = rt_encode_batch_parts(s->data_kind, s->batch_cpu, &s->batch, &frame);
 	if (ret)
-		drop_frame(s, s->batch_cpu, s->batch_records, s->batch_first_ts, s->batch_last_ts);
+		rt_subscriber_drop_span(s, s->batch_cpu, s->batch_records, s->batch_first_ts, s->batch_last_ts);
 	else
 		ret = rt_subscriber_push_data(s, s->batch_cpu, &frame, s->batch_records,
 					      s->batch_first_ts, s->batch_last_ts);
@@ -467,6 +478,11 @@ unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *io
 		}
 	}
 	return n;
+}
+
+void rt_subscriber_head_held(struct rt_subscriber *s, bool held)
+{
+	s->head_in_flight = held;
 }
 
 void rt_subscriber_consume(struct rt_subscriber *s, size_t n)

@@ -78,6 +78,9 @@ int rt_subscriber_select_pids(struct rt_subscriber *s, const int32_t *pids, size
 bool rt_subscriber_wants_event(const struct rt_subscriber *s, unsigned int id);
 bool rt_subscriber_wants(const struct rt_subscriber *s, unsigned int cpu, unsigned int id,
 			 int32_t pid);
+bool rt_subscriber_selects_cpu(const struct rt_subscriber *s, unsigned int cpu);
+/* The pids it selected (none: every pid). */
+const int32_t *rt_subscriber_pids(const struct rt_subscriber *s, size_t *n);
 
 /* Queues a control frame (Welcome, Schema, Lost, Error) whatever the limit. */
 int rt_subscriber_push(struct rt_subscriber *s, const uint8_t *frame, size_t len);
@@ -123,6 +126,9 @@ int rt_subscriber_push_page(struct rt_subscriber *s, unsigned int cpu,
 
 /* Records this subscriber selected but that could not be queued (out of memory). */
 void rt_subscriber_drop(struct rt_subscriber *s, unsigned int cpu, uint64_t count, uint64_t ts);
+/* The same for a page of records that ran from first_ts to last_ts. */
+void rt_subscriber_drop_span(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
+			     uint64_t first_ts, uint64_t last_ts);
 
 /*
  * The kernel lost events on this CPU, written after after_ts (the last record
@@ -153,3 +159,26 @@ bool rt_subscriber_peek(const struct rt_subscriber *s, const uint8_t **data, siz
 unsigned int rt_subscriber_peekv(const struct rt_subscriber *s, struct iovec *iov,
 				 unsigned int max);
 void rt_subscriber_consume(struct rt_subscriber *s, size_t n);
+/*
+ * A write that would block took part of the head (TLS sealed it into a
+ * record that waits for room): the retry must offer the same bytes, so an
+ * abandon keeps that frame. Any write that went through clears it.
+ */
+void rt_subscriber_head_held(struct rt_subscriber *s, bool held);
+
+/* Whether any frame waits to be written. */
+static inline bool rt_subscriber_queued_any(const struct rt_subscriber *s)
+{
+	return s->head != NULL;
+}
+
+/* Queued bytes, and whether they fill more than the share (1/share) of its limit. */
+static inline size_t rt_subscriber_queued_bytes(const struct rt_subscriber *s)
+{
+	return s->queued;
+}
+
+static inline size_t rt_subscriber_queue_limit(const struct rt_subscriber *s)
+{
+	return s->max_queued;
+}

@@ -5,7 +5,6 @@
  * queue written as the socket takes it.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@
 #include "log.h"
 #include "filter.h"
 #include "select.h"
-#include "server.h"
+#include "selection.h"
 #include "tls.h"
 #include "tracefs.h"
 #include "util.h"
@@ -35,11 +34,11 @@ static const Ringtap__Encoding offered[] = {
 
 static void free_selection(struct rt_conn *c)
 {
-	fanout_release_encoding(c);
-	rt_strv_free(c->only);
-	c->only = NULL;
-	rt_filter_free(c->filter);
-	c->filter = NULL;
+	fanout_release_encoding(&c->srv->fan, &c->out);
+	rt_strv_free(c->out.only);
+	c->out.only = NULL;
+	rt_filter_free(c->out.filter);
+	c->out.filter = NULL;
 	free(c->filter_text);
 	c->filter_text = NULL;
 }
@@ -48,7 +47,8 @@ struct rt_conn *conn_new(struct rt_server *srv, int fd)
 {
 	struct rt_conn *c = calloc(1, sizeof(*c));
 
-	if (!c || rt_subscriber_init(&c->sub, (unsigned int)srv->session->ncpus, srv->limits.max_queue)) {
+	if (!c || rt_subscriber_init(&c->out.sub, (unsigned int)rt_session_ncpus(srv->session),
+				     srv->limits.max_queue)) {
 		free(c);
 		return NULL;
 	}
@@ -67,179 +67,50 @@ int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events)
 
 	if (ret < 0) {
 		rt_tls_conn_free(c->tls);
-		rt_subscriber_release(&c->sub);
+		rt_subscriber_release(&c->out.sub);
 		rt_wire_reader_release(&c->reader);
 		close(c->fd);
 		free(c);
 		return ret;
 	}
+	c->out.copy_pages = c->tls != NULL;
 	c->next = srv->conns;
 	srv->conns = c;
 	srv->n_conns++;
 	return 0;
 }
 
-static struct tep_event *session_event(struct rt_server *srv, size_t i)
-{
-	char *colon = strchr(srv->session->events[i], ':');
-	struct tep_event *ev;
-
-	if (!colon)
-		return NULL;
-	*colon = '\0';
-	ev = tep_find_event_by_name(srv->layout->tep, srv->session->events[i], colon + 1);
-	*colon = ':';
-	return ev;
-}
-
 /*
- * The kernel filter an event can have: the OR of its subscribers' filters,
- * when every one of them has one (RAW takes pages whole: it filters nothing)
- * and the settings did not switch the event on for themselves (NATS
- * publishes every record). NULL: none. The user-space filters still apply
- * to each subscriber exactly; the kernel's only spares the ring buffer what
- * nobody keeps.
+ * After a subscription came, changed or went: the kernel is asked for what
+ * the connections now select (selection.c decides, selection-edge.c writes).
+ * Without memory for the list, selection_apply() gets NULL and asks the
+ * kernel to filter nothing.
  */
-static char *kernel_filter(struct rt_server *srv, size_t i, unsigned int id)
+static void reselect(struct rt_server *srv)
 {
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-	bool all = !srv->session->pinned[i], any = false;
+	_cleanup_free_ struct selection_sub *subs = calloc(srv->n_conns ?: 1, sizeof(*subs));
+	size_t n = 0;
 
-	f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	for (const struct rt_conn *c = srv->conns; c && all; c = c->next) {
-		if (!rt_subscriber_wants_event(&c->sub, id))
-			continue;
-		all = c->filter_text && c->encoding != RINGTAP__ENCODING__RAW;
-		if (all)
-			fprintf(f, "%s(%s)", any ? " || " : "", c->filter_text);
-		any = true;
-	}
-	if (fclose(f) || !all || !any)
-		return NULL;
-	{
-		char *out = text;
-
-		text = NULL;
-		return out;
-	}
+	for (const struct rt_conn *c = srv->conns; subs && c; c = c->next)
+		subs[n++] = (struct selection_sub){
+			.sub = &c->out.sub,
+			.filter = c->filter_text,
+			.raw = c->out.encoding == RINGTAP__ENCODING__RAW,
+			.streaming = c->state == CONN_STREAMING,
+		};
+	selection_apply(srv->session, srv->layout, subs, subs ? n : srv->n_conns,
+			srv->user_space_selection, srv->stopping);
+	if (!srv->stopping && srv->latency_changed)
+		srv->latency_changed(srv->userdata);
 }
 
-static int compare_pids(const void *a, const void *b)
+static unsigned int conn_count(const struct rt_server *srv, enum conn_state state)
 {
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	unsigned int n = 0;
 
-	return (x > y) - (x < y);
-}
-
-/*
- * The pids the kernel may restrict the whole instance to: the union of every
- * subscriber's pids, when every subscriber selects pids (a RAW one takes
- * pages whole) and no event is the settings' own (NATS publishes every
- * pid). NULL: every pid. As with filters, each subscriber's own selection
- * still applies exactly in user space.
- */
-static char *kernel_pids(struct rt_server *srv)
-{
-	_cleanup_free_ int32_t *all = NULL;
-	_cleanup_free_ char *text = NULL;
-	size_t n = 0, len = 0;
-	FILE *f;
-
-	for (size_t i = 0; i < srv->session->n_events; i++)
-		if (srv->session->pinned[i])
-			return NULL;
-	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
-		int32_t *more;
-
-		if (c->state != CONN_STREAMING)
-			continue;
-		if (!c->sub.n_pids || c->encoding == RINGTAP__ENCODING__RAW)
-			return NULL;
-		more = realloc(all, (n + c->sub.n_pids) * sizeof(*all));
-		if (!more)
-			return NULL;
-		all = more;
-		memcpy(all + n, c->sub.pids, c->sub.n_pids * sizeof(*all));
-		n += c->sub.n_pids;
-	}
-	if (!n)
-		return NULL;
-	qsort(all, n, sizeof(*all), compare_pids);
-	f = open_memstream(&text, &len);
-	if (!f)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (!i || all[i] != all[i - 1])
-			fprintf(f, "%s%d", i ? " " : "", (int)all[i]);
-	if (fclose(f))
-		return NULL;
-	{
-		char *out = text;
-
-		text = NULL;
-		return out;
-	}
-}
-
-/*
- * After a subscription came, changed or went: events no connection selects
- * any more are switched off (those the settings enabled stay on), and each
- * event's kernel filter follows its subscribers' filters.
- */
-static void selection_changed(struct rt_server *srv)
-{
-	struct rt_session *s = srv->session;
-
-	for (size_t i = 0; !srv->stopping && i < s->n_events;) {
-		struct tep_event *ev = session_event(srv, i);
-		bool wanted = false;
-		int ret;
-
-		for (const struct rt_conn *c = srv->conns; ev && c && !wanted; c = c->next)
-			wanted = rt_subscriber_wants_event(&c->sub, (unsigned int)ev->id);
-		if (ev && wanted) {
-			_cleanup_free_ char *filter = srv->user_space_selection ? NULL :
-							kernel_filter(srv, i, (unsigned int)ev->id);
-
-			ret = rt_session_set_filter(s, i, filter);
-			if (ret < 0)
-				rt_log(LOG_NOTICE, "%s:%s: the kernel refused the filter '%s' (%s); "
-				       "the subscribers' filters apply in ringtapd alone", ev->system,
-				       ev->name, filter, strerror(-ret));
-			else if (ret)
-				rt_log(LOG_INFO, "%s:%s: kernel filter %s%s%s", ev->system, ev->name,
-				       filter ? "'" : "", filter ?: "none", filter ? "'" : "");
-		}
-		if (wanted || !ev) {
-			i++;
-			continue;
-		}
-		ret = rt_session_disable(s, i);
-		if (ret < 0)
-			rt_log(LOG_WARNING, "switching %s:%s off: %s", ev->system,
-			       ev->name, strerror(-ret));
-		else if (ret)
-			rt_log(LOG_INFO, "%s:%s switched off: no subscription names it",
-			       ev->system, ev->name);
-		/* Gone from the list: the same index is the next event. */
-		i += ret <= 0;
-	}
-	if (!srv->stopping) {
-		_cleanup_free_ char *pids = srv->user_space_selection ? NULL : kernel_pids(srv);
-		int ret = rt_session_set_pids(s, pids);
-
-		if (ret < 0)
-			rt_log(LOG_NOTICE, "the kernel refused the pid list '%s' (%s); the subscribers' "
-			       "pids apply in ringtapd alone", pids, strerror(-ret));
-		else if (ret)
-			rt_log(LOG_INFO, "kernel pid filter: %s", pids ?: "none");
-		if (srv->latency_changed)
-			srv->latency_changed(srv->userdata);
-	}
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->state == state;
+	return n;
 }
 
 void conn_free(struct rt_conn *c)
@@ -252,23 +123,17 @@ void conn_free(struct rt_conn *c)
 			break;
 		}
 	srv->n_conns--;
-	srv->dropped_gone += c->sub.dropped + c->sub.queued_records;
+	srv->dropped_gone += c->out.sub.dropped + c->out.sub.queued_records;
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->more);
 	rt_tls_conn_free(c->tls);
 	free(c->common_name);
 	close(c->fd);
 	rt_wire_reader_release(&c->reader);
-	rt_subscriber_release(&c->sub);
+	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
 	free(c);
-	selection_changed(srv);
-	/*
-	 * The last one gone: give back what the busiest moment took (full
-	 * queues of slow readers), or an idle daemon keeps its peak for good.
-	 */
-	if (!srv->conns)
-		malloc_trim(0);
+	reselect(srv);
 }
 
 void conn_close(struct rt_conn *c, const char *why)
@@ -276,12 +141,12 @@ void conn_close(struct rt_conn *c, const char *why)
 	char unsent[96] = "";
 
 	/* Queued, never written: the client is gone before it could be told. */
-	if (c->sub.queued_records)
+	if (c->out.sub.queued_records)
 		snprintf(unsent, sizeof(unsent), ", %llu queued and never sent",
-			 (unsigned long long)c->sub.queued_records);
+			 (unsigned long long)c->out.sub.queued_records);
 	rt_log(LOG_INFO, "client %s (pid %d): %s; %llu records delivered, %llu dropped, %llu lost "
-	       "in the kernel%s", c->name, (int)c->pid, why, (unsigned long long)c->sub.delivered,
-	       (unsigned long long)c->sub.dropped, (unsigned long long)c->sub.kernel_lost, unsent);
+	       "in the kernel%s", c->name, (int)c->pid, why, (unsigned long long)c->out.sub.delivered,
+	       (unsigned long long)c->out.sub.dropped, (unsigned long long)c->out.sub.kernel_lost, unsent);
 	conn_free(c);
 }
 
@@ -293,7 +158,7 @@ void conn_want_write(struct rt_conn *c, bool on)
 
 int conn_push(struct rt_conn *c, struct rt_buf *b)
 {
-	int ret = rt_subscriber_push(&c->sub, b->data, b->len);
+	int ret = rt_subscriber_push(&c->out.sub, b->data, b->len);
 
 	rt_buf_free(b);
 	if (!ret)
@@ -308,33 +173,6 @@ void conn_out_of_memory(struct rt_conn *c, const char *what)
 	c->said_nomem = true;
 	rt_log(LOG_ERR, "client %s: out of memory %s; what it lost is counted and reported to it",
 	       c->name, what);
-}
-
-bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu)
-{
-	return !c->sub.cpus || (cpu < c->sub.ncpus && c->sub.cpus[cpu]);
-}
-
-unsigned int rt_server_subscribers(const struct rt_server *srv)
-{
-	unsigned int n = 0;
-
-	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		n += c->state == CONN_STREAMING;
-	return n;
-}
-
-unsigned int rt_server_latency_ms(const struct rt_server *srv, unsigned int daemon_ms)
-{
-	unsigned int shortest = 0;
-
-	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
-		unsigned int ms = c->latency_ms ?: daemon_ms;
-
-		if (c->state == CONN_STREAMING && (!shortest || ms < shortest))
-			shortest = ms;
-	}
-	return shortest ?: daemon_ms;
 }
 
 unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state)
@@ -402,57 +240,34 @@ void conn_send_error(struct rt_conn *c, int err, const char *text)
 }
 
 /*
- * Serves a subscription: the events its globs name (select.c decides, before
- * anything is enabled), switched on (tracefs.c), then its filter, projection,
- * CPUs and pids. -ENOENT, -EACCES or another -errno with why.
+ * Serves a subscription: the events its globs name, switched on
+ * (selection_subscribe), then its filter, projection, CPUs and pids.
+ * -ENOENT, -EACCES or another -errno with why.
  */
 static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct rt_why *why)
 {
 	struct rt_server *srv = c->srv;
-	const struct rt_catalogue *cat = rt_session_catalogue(srv->session, false);
-	const char *const *globs = (const char *const *)sub->events;
-	struct rt_selection sel = { 0 };
 	_cleanup_free_ struct tep_event **events = NULL;
+	size_t n = 0;
 	int ret;
 
-	ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->limits.max_events, &sel, why);
-	/* An event that came since the catalogue was read (a module loaded, say). */
-	if (ret == -ENOENT) {
-		cat = rt_session_catalogue(srv->session, true);
-		ret = rt_select_events(cat, globs, sub->n_events, c->allowed, srv->limits.max_events, &sel,
-				       why);
-	}
-	if (ret)
-		return ret;
-	ret = rt_session_enable(srv->session, srv->layout, &sel, why);
-	/* Symbols make pointers readable; without them they stay addresses. */
-	(void)rt_session_symbols(srv->session, srv->layout);
-	events = calloc(sel.n + 1, sizeof(*events));
-	if (ret >= 0 && !events)
+	ret = selection_subscribe(srv->session, srv->layout, (const char *const *)sub->events,
+				  sub->n_events, c->allowed, srv->limits.max_events, &events, &n, why);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = rt_subscriber_select_event(&c->out.sub, (unsigned int)events[i]->id);
+	if (!ret)
+		ret = rt_select_filter(sub->filter, events, n, &c->out.filter, why);
+	if (!ret && c->out.filter && !(c->filter_text = strdup(sub->filter)))
 		ret = -ENOMEM;
-	for (size_t i = 0; ret >= 0 && i < sel.n; i++) {
-		const struct rt_event_name *e = &cat->events[sel.events[i]];
-
-		events[i] = tep_find_event_by_name(srv->layout->tep, e->system, e->name);
-		if (!events[i])
-			ret = rt_why_set(why, -ENOENT, "%s:%s", e->system, e->name);
-		else
-			ret = rt_subscriber_select_event(&c->sub, (unsigned int)events[i]->id);
-	}
-	if (ret >= 0)
-		ret = rt_select_filter(sub->filter, events, sel.n, &c->filter, why);
-	if (!ret && c->filter && !(c->filter_text = strdup(sub->filter)))
-		ret = -ENOMEM;
-	if (!ret && c->encoding == RINGTAP__ENCODING__DECODED)
-		ret = rt_select_fields(sub->fields, sub->n_fields, events, sel.n, &c->only, why);
-	if (!ret && rt_subscriber_select_cpus(&c->sub, sub->cpus, sub->n_cpus))
+	if (!ret && c->out.encoding == RINGTAP__ENCODING__DECODED)
+		ret = rt_select_fields(sub->fields, sub->n_fields, events, n, &c->out.only, why);
+	if (!ret && rt_subscriber_select_cpus(&c->out.sub, sub->cpus, sub->n_cpus))
 		ret = rt_why_set(why, -EINVAL, "a CPU this machine does not have");
 	if (!ret)
-		ret = rt_subscriber_select_pids(&c->sub, sub->pids, sub->n_pids);
-	c->common = sub->has_common_fields && sub->common_fields;
+		ret = rt_subscriber_select_pids(&c->out.sub, sub->pids, sub->n_pids);
+	c->out.common = sub->has_common_fields && sub->common_fields;
 	if (!ret)
-		ret = fanout_choose_encoding(c);
-	rt_selection_release(&sel);
+		ret = fanout_choose_encoding(&srv->fan, &c->out);
 	return ret < 0 ? ret : 0;
 }
 
@@ -516,39 +331,12 @@ int conn_push_heartbeat(struct rt_conn *c)
 	return ret;
 }
 
-int conn_push_schema(struct rt_conn *c, const struct tep_event *ev)
-{
-	const struct rt_layout *l = c->srv->layout;
-	struct rt_buf b = { 0 };
-	unsigned int offsets[128], fixed;
-	_cleanup_free_ char *legacy_format = NULL;
-	int ret;
-
-	switch (c->encoding) {
-	case RINGTAP__ENCODING__FIXED:
-		ret = rt_legacy_offsets(c->legacy, ev, offsets, 128, &fixed);
-		ret = ret ?: rt_legacy_format(c->legacy, ev, rt_layout_format(l, ev->id),
-					      &legacy_format);
-		ret = ret ?: rt_encode_schema_frame(ev, offsets, legacy_format, NULL, &b);
-		break;
-	case RINGTAP__ENCODING__RAW:
-		ret = rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), NULL, &b);
-		break;
-	default:
-		ret = rt_encode_schema_frame(ev, NULL, NULL, (const char *const *)c->only, &b);
-		break;
-	}
-	ret = ret ?: rt_subscriber_push_schema(&c->sub, (unsigned int)ev->id, b.data, b.len);
-	rt_buf_free(&b);
-	return ret;
-}
-
 /* The encoding and, with FIXED, the legacy layout; false when refused. */
 static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringtap__Encoding enc)
 {
 	const Ringtap__Subscription *sub = hello->subscription;
 
-	c->encoding = enc;
+	c->out.encoding = enc;
 	/*
 	 * Pages go out whole, with every event anyone enabled in them, and
 	 * HostTexts hold kallsyms: RAW is for certificates allowed everything.
@@ -560,13 +348,13 @@ static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringta
 	}
 	if (enc != RINGTAP__ENCODING__FIXED)
 		return true;
-	c->legacy = rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
-	if (!c->legacy) {
+	c->out.legacy = rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+	if (!c->out.legacy) {
 		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
 		       "unknown fixed layout (known: padded-2012)");
 		return false;
 	}
-	c->sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
+	c->out.sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
 	return true;
 }
 
@@ -609,7 +397,7 @@ static void refuse_subscription(struct rt_conn *c, int err, const struct rt_why 
  */
 static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, struct rt_why *why)
 {
-	Ringtap__Encoding enc = c->encoding;
+	Ringtap__Encoding enc = c->out.encoding;
 
 	if (sub->n_fields && enc != RINGTAP__ENCODING__DECODED)
 		return rt_why_set(why, -EINVAL, "fields (a projection) apply to DECODED only");
@@ -658,7 +446,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	if (!take_encoding(c, hello, agreed.encoding))
 		return;
-	if (rt_server_subscribers(srv) >= srv->limits.max_clients) {
+	if (conn_count(srv, CONN_STREAMING) >= srv->limits.max_clients) {
 		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
 			 srv->limits.max_clients);
 		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
@@ -683,7 +471,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		c->dead = "cannot send Welcome";
 		return;
 	}
-	if (c->encoding == RINGTAP__ENCODING__RAW && hello->subscription &&
+	if (c->out.encoding == RINGTAP__ENCODING__RAW && hello->subscription &&
 	    hello->subscription->has_host_texts && hello->subscription->host_texts &&
 	    push_host_texts(c)) {
 		c->dead = "cannot send HostTexts";
@@ -695,7 +483,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	c->state = CONN_STREAMING;
-	selection_changed(srv);
+	reselect(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version);
@@ -711,7 +499,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	 * Keep the queue, the losses and which Schemas were sent (a client must
 	 * not get one twice); replace the selection.
 	 */
-	rt_subscriber_clear_selection(&c->sub);
+	rt_subscriber_clear_selection(&c->out.sub);
 	free_selection(c);
 	ret = options_apply(c, sub, &why);
 	if (!ret)
@@ -719,7 +507,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	/* A stream that ends here does not get to set the drain period on its way out. */
 	if (ret < 0)
 		c->latency_ms = latency_ms;
-	selection_changed(c->srv);
+	reselect(c->srv);
 	if (ret < 0) {
 		char msg[400];
 
@@ -729,32 +517,24 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		return;
 	}
 	/* A recorder asks again at its end: cmdlines seen meanwhile. */
-	if (c->encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
+	if (c->out.encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
 	    push_host_texts(c))
 		c->dead = "cannot send HostTexts";
 }
 
 /* What is queued goes, then the losses owed, then our Bye, then the close. */
-static void conn_leave(struct rt_conn *c)
+void conn_leave(struct rt_conn *c)
 {
 	struct rt_buf b = { 0 };
 
 	c->leaving = false;
-	if (rt_subscriber_flush_losses(&c->sub))
+	if (rt_subscriber_flush_losses(&c->out.sub))
 		conn_out_of_memory(c, "for its last loss reports");
 	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
 		c->said_bye = true;
 	rt_buf_free(&b);
 	c->state = CONN_CLOSING;
 	conn_want_write(c, true);
-}
-
-void rt_server_pass_done(struct rt_server *srv, bool read_all, unsigned int max_passes)
-{
-	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		if (c->leaving && c->state == CONN_STREAMING &&
-		    (read_all || ++c->leave_passes >= max_passes))
-			conn_leave(c);
 }
 
 static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
@@ -821,7 +601,7 @@ static ssize_t conn_write_queue(struct rt_conn *c)
 	struct msghdr msg = { .msg_iov = iov };
 	ssize_t n;
 
-	msg.msg_iovlen = rt_subscriber_peekv(&c->sub, iov, c->tls ? 1 : PIECES_PER_WRITE);
+	msg.msg_iovlen = rt_subscriber_peekv(&c->out.sub, iov, c->tls ? 1 : PIECES_PER_WRITE);
 	if (c->tls)
 		return rt_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
 	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -962,9 +742,9 @@ bool conn_write(struct rt_conn *c)
 	for (;;) {
 		ssize_t n;
 
-		if (!c->sub.head) {
+		if (!rt_subscriber_queued_any(&c->out.sub)) {
 			/* Drained: report what was dropped meanwhile, then rest. */
-			if (rt_subscriber_flush_losses(&c->sub) == 0 && c->sub.head)
+			if (rt_subscriber_flush_losses(&c->out.sub) == 0 && rt_subscriber_queued_any(&c->out.sub))
 				continue;
 			if (c->state == CONN_CLOSING) {
 				conn_close(c, "closed");
@@ -981,37 +761,15 @@ bool conn_write(struct rt_conn *c)
 			 * for room: the retry must offer the same bytes, so a stop's
 			 * abandon must keep that frame.
 			 */
-			c->sub.head_in_flight = c->tls != NULL;
+			rt_subscriber_head_held(&c->out.sub, c->tls != NULL);
 			return true;
 		}
 		if (n < 0) {
 			conn_close(c, "vanished mid-write");
 			return false;
 		}
-		c->sub.head_in_flight = false;
-		rt_subscriber_consume(&c->sub, (size_t)n);
-	}
-}
-
-/*
- * Written at once, not when EPOLLOUT comes: arming it for each pass and
- * disarming it once drained cost two epoll_ctl() and a turn of the loop a
- * pass (at 8,000 events/s, about a fifth of ringtapd's system calls). Only
- * a socket found full waits for EPOLLOUT, armed by conn_write().
- */
-void rt_server_flush(struct rt_server *srv)
-{
-	struct rt_conn *next;
-
-	for (struct rt_conn *c = srv->conns; c; c = next) {
-		uint32_t events;
-
-		next = c->next;
-		if (!c->write_due)
-			continue;
-		c->write_due = false;
-		if (sd_event_source_get_io_events(c->io, &events) < 0 || !(events & EPOLLOUT))
-			conn_write(c);
+		rt_subscriber_head_held(&c->out.sub, false);
+		rt_subscriber_consume(&c->out.sub, (size_t)n);
 	}
 }
 

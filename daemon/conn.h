@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * conn: the server's insides, shared by its four files and no one else
- * (server.h is its face to the daemon):
- *   listener.c  the Unix socket and the TCP listener, accepting, peer
- *               credentials, the clients file and its reload
- *   conn.c      one connection: TLS handshake, Hello, Welcome or Refusal,
- *               Update and Bye, its queue written at the end of a drain
- *               (rt_server_flush) and then as the socket takes it
- *   fanout.c    records, pages and losses into the queues of those who
- *               selected them, each record encoded once per encoding
- *   server.c    the server's life: start, limits, heartbeats, stop
+ * conn: one connection, and the server's insides its files share (server.h
+ * is the server's face to the daemon). Calls go one way:
+ *   server.c     the rt_server_* functions: start, limits, heartbeats, the
+ *                drain's records, pages and losses handed to each connection,
+ *                the stop; calls every module below
+ *   listener.c   the Unix socket and the TCP listener, accepting, peer
+ *                credentials, the clients file (listener.h)
+ *   conn.c       one connection's protocol: TLS handshake, Hello, Welcome or
+ *                Refusal, Update and Bye, its queue written to the socket
+ *   selection.c  what the kernel is asked for all subscriptions (selection.h)
+ *   fanout.c     a record or page into one subscriber's queue (fanout.h)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,8 +22,9 @@
 #include <systemd/sd-event.h>
 
 #include "encode.h"
+#include "fanout.h"
 #include "host.h"
-#include "server.h"
+#include "server-opts.h"
 #include "ringtap.pb-c.h"
 #include "subscriber.h"
 #include "wire.h"
@@ -46,20 +48,6 @@ struct rt_filter;
 
 enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 
-/*
- * One way of sending decoded records (common fields or not, a projection
- * or not), shared by every DECODED connection that asked for it: a record
- * is encoded once per way and its bytes copied into each one's Batch (or,
- * for a way with one user, written straight into its Batch).
- */
-struct conn_encoding {
-	struct conn_encoding *next;
-	struct rt_record_encoder *encoder;
-	unsigned int users;
-	struct rt_buf packed;		/* the current record, this way */
-	uint64_t record;		/* which record packed holds (the server's count) */
-	bool failed;			/* it could not be encoded */
-};
 
 struct rt_conn {
 	struct rt_server *srv;
@@ -76,15 +64,10 @@ struct rt_conn {
 	char *common_name;		/* TLS: the verified certificate's, for a reload */
 	enum conn_state state;
 	struct rt_wire_reader reader;
-	struct rt_subscriber sub;
 	bool authorized;
-	bool common;
-	Ringtap__Encoding encoding;
-	const struct rt_legacy_layout *legacy;	/* with FIXED */
-	struct rt_filter *filter;	/* NULL: every record of the selection */
-	char *filter_text;		/* its text, for the kernel's filter files */
-	char **only;			/* projection, NULL-terminated; NULL: every field */
-	struct conn_encoding *way;	/* DECODED: how its records are encoded */
+	/* Its queue (out.sub, core/subscriber.h) and how it takes records. */
+	struct fanout_sub out;
+	char *filter_text;		/* its filter's text, for the kernel's filter files */
 	pid_t pid;
 	uid_t uid;
 	/*
@@ -95,14 +78,13 @@ struct rt_conn {
 	char name[160];
 	char peer[112];		/* TCP: [common name@]address, which the client cannot choose */
 	const char *dead;	/* set by handlers: closed when the I/O callback returns */
-	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
 	unsigned int latency_ms;	/* the bound it asked; 0: the daemon's */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 	bool leaving;		/* said Bye: drain passes until one reads all, then ours */
 	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
-	size_t early_write_at;	/* queued bytes before a pass writes again (fanout.c) */
+	size_t early_write_at;	/* queued bytes before a pass writes again (rt_server_end_page) */
 };
 
 struct rt_server {
@@ -134,25 +116,17 @@ struct rt_server {
 	struct rt_session *session;
 	struct rt_layout *layout;
 	struct rt_host_id id;
-	struct conn_encoding *ways;	/* every way DECODED connections asked for */
-	uint64_t records;		/* records fanned out: which one is current */
-	struct rt_buf packed_fixed;	/* the current record in the legacy layout */
-	uint64_t packed_fixed_record;	/* which record packed_fixed holds; 0: none */
-	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
-	size_t legacy_scratch_size;
+	struct fanout fan;		/* the ways records are encoded, shared by connections */
 	void (*latency_changed)(void *userdata);
 	bool (*pass_wanted)(void *userdata);
 	void *userdata;
 };
 
-/* listener.c */
-int listener_open(struct rt_server *srv, const struct rt_server_opts *opts);
-void listener_close(struct rt_server *srv);
-
 /* conn.c */
 struct rt_conn *conn_new(struct rt_server *srv, int fd);
 /* Watches the connection's socket and lists it; on failure it is freed. */
 int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events);
+/* Unlists and frees it; the kernel selection follows the connections left. */
 void conn_free(struct rt_conn *c);
 /* Logs what the connection got and frees it. */
 void conn_close(struct rt_conn *c, const char *why);
@@ -166,12 +140,8 @@ int conn_push(struct rt_conn *c, struct rt_buf *b);
 /* An Error frame, then the close once it is written. */
 void conn_send_error(struct rt_conn *c, int err, const char *text);
 int conn_push_heartbeat(struct rt_conn *c);
-/* The Schema this connection's encoding describes the event with. */
-int conn_push_schema(struct rt_conn *c, const struct tep_event *ev);
-bool conn_selects_cpu(const struct rt_conn *c, unsigned int cpu);
 /* An allocation failed for c: what it lost is counted already; said once. */
 void conn_out_of_memory(struct rt_conn *c, const char *what);
-/* fanout.c: the way c's records are encoded, found or made (c->common, c->only). */
-int fanout_choose_encoding(struct rt_conn *c);
-void fanout_release_encoding(struct rt_conn *c);
+/* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
+void conn_leave(struct rt_conn *c);
 uint64_t server_clock_ns(clockid_t id);

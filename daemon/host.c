@@ -23,6 +23,6 @@ void rt_host_id_read(struct rt_host_id *id, const struct rt_session *session)
 	id->host.hostname = id->hostname;
 	id->host.kernel_release = id->uts.release;
 	id->host.boot_id = id->boot_id;
-	id->host.cpus = (unsigned int)session->ncpus;
-	id->host.trace_clock = session->clock ? session->clock : "?";
+	id->host.cpus = (unsigned int)rt_session_ncpus(session);
+	id->host.trace_clock = rt_session_clock(session) ?: "?";
 }

@@ -22,9 +22,10 @@
 
 #include "acl.h"
 #include "conn.h"
+#include "listener.h"
 #include "log.h"
 #include "read_file.h"
-#include "server.h"
+#include "server-opts.h"
 #include "tls.h"
 #include "util.h"
 
@@ -197,7 +198,7 @@ static int on_accept_tcp(sd_event_source *s, int fd, uint32_t revents, void *use
 	c->uid = (uid_t)-1;
 	if (srv->tls) {
 		if (rt_tls_conn_new(srv->tls, cfd, &c->tls)) {
-			rt_subscriber_release(&c->sub);
+			rt_subscriber_release(&c->out.sub);
 			rt_wire_reader_release(&c->reader);
 			free(c);
 			close(cfd);
@@ -360,7 +361,7 @@ static bool same_globs(const char *const *a, const char *const *b)
 	return a && b && !*a && !*b;
 }
 
-int rt_server_reload_clients(struct rt_server *srv)
+int listener_reload_clients(struct rt_server *srv)
 {
 	struct rt_acl *acl = NULL;
 	unsigned int cut = 0;

@@ -83,7 +83,7 @@ static void log_layout(const struct ringtapd *d)
 					l->common[i].name);
 	rt_log(LOG_NOTICE, "trace_entry: %u bytes, common fields %s; sub-buffer %u bytes, long %u, "
 	       "clock %s, %d CPUs", l->common_size, fields, l->sub_buffer_size, l->long_size,
-	       d->session->clock ? d->session->clock : "?", d->session->ncpus);
+	       rt_session_clock(d->session) ?: "?", rt_session_ncpus(d->session));
 }
 
 static int start_session(struct ringtapd *d)
@@ -96,7 +96,7 @@ static int start_session(struct ringtapd *d)
 		rt_log(LOG_ERR, "tracefs: %s: %s", why.text, strerror(-ret));
 		return ret;
 	}
-	if (d->session->reclaimed)
+	if (rt_session_reclaimed(d->session))
 		rt_log(LOG_WARNING, "removed a stale instance left by an earlier run");
 	/* Before any thread of ours starts: event-fork then covers them. */
 	if (!d->cfg.num[RT_CONF_TRACE_SELF] && (ret = rt_session_exclude_self(d->session)))
@@ -162,12 +162,13 @@ static int start_nats(struct ringtapd *d)
 	rt_host_id_read(&d->host_id, d->session);
 	/* Says why itself when it fails. */
 	return rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
-			   (unsigned int)d->session->ncpus);
+			   (unsigned int)rt_session_ncpus(d->session));
 }
 
 static int start_tracing(struct ringtapd *d)
 {
 	int ret = rt_session_start(d->session);
+	struct rt_session_costs costs = rt_session_costs(d->session);
 
 	if (ret) {
 		rt_log(LOG_ERR, "turning tracing on: %s", strerror(-ret));
@@ -181,9 +182,9 @@ static int start_tracing(struct ringtapd *d)
 			       strerror(-ret));
 	}
 	rt_log(LOG_NOTICE, "tracing %zu event(s) on %d CPUs (formats read in %" PRIu64 " ms; "
-	       "%u tracefs write(s) switched them on in %" PRIu64 " ms)", d->session->n_events,
-	       d->session->ncpus, d->session->learn_ns / 1000000, d->session->enable_writes,
-	       d->session->switch_ns / 1000000);
+	       "%u tracefs write(s) switched them on in %" PRIu64 " ms)", costs.n_events,
+	       rt_session_ncpus(d->session), costs.learn_ns / 1000000, costs.enable_writes,
+	       costs.switch_ns / 1000000);
 	sd_notify(0, "READY=1");
 	return 0;
 }

@@ -55,8 +55,8 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 	trace_seq_init(&p->line);
 	p->session = session;
 	p->layout = layout;
-	p->ncpus = session->ncpus;
-	p->watch_cpus = !session->read_only;
+	p->ncpus = rt_session_ncpus(session);
+	p->watch_cpus = !rt_session_read_only(session);
 	p->readers = calloc((size_t)p->ncpus, sizeof(*p->readers));
 	p->acct = calloc((size_t)p->ncpus, sizeof(*p->acct));
 	p->offline = calloc((size_t)p->ncpus, sizeof(*p->offline));
@@ -290,12 +290,13 @@ unsigned int rt_pump_passes_per_buffer(const struct rt_pump *p, unsigned int max
 
 	if (!max_pages)
 		return 1;		/* a pass reads to the end */
-	if (p->session->read_only)
+	if (rt_session_read_only(p->session))
 		return UINT_MAX;	/* a captured file does not refill: read it all */
-	if (!p->session->buffer_kb || !p->layout->page_data.size)
+	if (!rt_session_buffer_kb(p->session) || !p->layout->page_data.size)
 		return 16;		/* a size not known */
 	/* buffer_size_kb counts the pages' data, not their headers. */
-	passes = (uint64_t)p->session->buffer_kb * 1024 / p->layout->page_data.size / max_pages + 2;
+	passes = (uint64_t)rt_session_buffer_kb(p->session) * 1024 / p->layout->page_data.size /
+		 max_pages + 2;
 	return passes > 1u << 16 ? 1u << 16 : (unsigned int)passes;
 }
 
@@ -431,7 +432,7 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 		 * Our own instance, read by us alone: every event the kernel handed
 		 * over is a record we walked, or one in a malformed page.
 		 */
-		if (p->watch_cpus && session->owned && !a->malformed_pages &&
+		if (p->watch_cpus && rt_session_owned(session) && !a->malformed_pages &&
 		    st.read_events != a->records)
 			rt_log(LOG_ERR, "cpu%d: the kernel handed over %llu events, %llu records were "
 			       "read from its pages", cpu, st.read_events, a->records);

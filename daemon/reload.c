@@ -48,7 +48,8 @@ int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, vo
 		if (ret)
 			rt_log(LOG_ERR, "reload: buffer_kb: %s", strerror(-ret));
 		else
-			rt_log(LOG_INFO, "reload: buffers are now %zu KiB per CPU", d->session->buffer_kb);
+			rt_log(LOG_INFO, "reload: buffers are now %zu KiB per CPU",
+			       rt_session_buffer_kb(d->session));
 	}
 	if (plan.enable_events) {
 		char **globs = NULL;

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The server's life: its listeners opened (listener.c), the heartbeat that
- * keeps every stream's clock pairs coming and ends handshakes that stall,
- * the limits a reload changes, and the stop. Connections are conn.c's; the
- * fan-out of records and pages is fanout.c's.
+ * The server's face (server.h), all of it here: its life (listeners opened
+ * by listener.c, the heartbeat that keeps every stream's clock pairs coming
+ * and ends handshakes that stall, the limits a reload changes, the stop),
+ * and each drain's records, pages, losses and CPU states handed to every
+ * connection, which fanout.c puts in its queue and conn.c writes out.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event-parse.h>
+
 #include "conn.h"
+#include "fanout.h"
+#include "listener.h"
 #include "log.h"
 #include "server.h"
 #include "tracefs.h"
@@ -57,7 +62,8 @@ static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 		 * realtime) pair, which collectors use to align hosts. A backlog
 		 * gets none: its pair would be late by the time it is read.
 		 */
-		if (c->state == CONN_STREAMING && !c->sub.head && conn_push_heartbeat(c))
+		if (c->state == CONN_STREAMING && !rt_subscriber_queued_any(&c->out.sub) &&
+		    conn_push_heartbeat(c))
 			conn_out_of_memory(c, "for a Heartbeat");
 	}
 	return sd_event_source_set_time_relative(s, HEARTBEAT_USEC) ?:
@@ -79,12 +85,13 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->tcp_fd = -1;
 	srv->session = session;
 	srv->layout = layout;
+	srv->fan.layout = layout;
 	srv->limits = o->limits;
 	srv->user_space_selection = o->user_space_selection;
 	srv->latency_changed = o->latency_changed;
 	srv->pass_wanted = o->pass_wanted;
 	srv->userdata = o->userdata;
-	srv->trace_clockid = trace_clockid(session->clock);
+	srv->trace_clockid = trace_clockid(rt_session_clock(session));
 	rt_host_id_read(&srv->id, session);
 	ret = listener_open(srv, o);
 	if (!ret) {
@@ -110,8 +117,7 @@ void rt_server_free(struct rt_server *srv)
 		conn_close(srv->conns, "daemon stopping");
 	listener_close(srv);
 	sd_event_source_disable_unref(srv->heartbeat);
-	rt_buf_free(&srv->packed_fixed);
-	free(srv->legacy_scratch);
+	fanout_release(&srv->fan);
 	free(srv);
 }
 
@@ -125,6 +131,198 @@ uint64_t rt_server_dropped(const struct rt_server *srv)
 	uint64_t n = srv->dropped_gone;
 
 	for (const struct rt_conn *c = srv->conns; c; c = c->next)
-		n += c->sub.dropped;
+		n += c->out.sub.dropped;
 	return n;
+}
+
+int rt_server_reload_clients(struct rt_server *srv)
+{
+	return listener_reload_clients(srv);
+}
+
+unsigned int rt_server_subscribers(const struct rt_server *srv)
+{
+	unsigned int n = 0;
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		n += c->state == CONN_STREAMING;
+	return n;
+}
+
+unsigned int rt_server_latency_ms(const struct rt_server *srv, unsigned int daemon_ms)
+{
+	unsigned int shortest = 0;
+
+	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
+		unsigned int ms = c->latency_ms ?: daemon_ms;
+
+		if (c->state == CONN_STREAMING && (!shortest || ms < shortest))
+			shortest = ms;
+	}
+	return shortest ?: daemon_ms;
+}
+
+bool rt_server_wants_records(const struct rt_server *srv)
+{
+	for (const struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING && c->out.encoding != RINGTAP__ENCODING__RAW)
+			return true;
+	return false;
+}
+
+void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
+{
+	const struct rt_field_desc *pidf = srv->layout->common_pid;
+	uint64_t pid = 0;
+
+	if (!rec->event)
+		return;
+	fanout_next_record(&srv->fan);
+	if (pidf)
+		rt_record_read_common(rec, srv->layout, pidf, &pid);
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		const char *what = NULL;
+
+		if (c->state == CONN_STREAMING &&
+		    fanout_record(&srv->fan, &c->out, rec, (int32_t)pid, &what))
+			conn_out_of_memory(c, what);
+	}
+}
+
+void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf *page,
+		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
+{
+	struct fanout_page p = {
+		.cpu = cpu, .page = page, .len = len, .records = records,
+		.first_ts = first_ts, .last_ts = last_ts,
+	};
+
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING)
+			continue;
+		if (fanout_page(&srv->fan, &c->out, &p))
+			conn_out_of_memory(c, "for a page");
+		if (rt_subscriber_queued_any(&c->out.sub))
+			c->write_due = true;
+	}
+}
+
+void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
+			   uint64_t after_ts, uint64_t before_ts)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->state == CONN_STREAMING)
+			rt_subscriber_kernel_loss(&c->out.sub, cpu, count, exact, after_ts, before_ts);
+}
+
+void rt_server_end_page(struct rt_server *srv)
+{
+	struct rt_conn *next;
+
+	for (struct rt_conn *c = srv->conns; c; c = next) {
+		struct rt_subscriber *sub = &c->out.sub;
+		size_t limit = rt_subscriber_queue_limit(sub), queued;
+
+		next = c->next;
+		if (c->state != CONN_STREAMING)
+			continue;
+		/* A batch that cannot be queued is counted lost by the subscriber. */
+		if (rt_subscriber_end_page(sub))
+			conn_out_of_memory(c, "for a batch");
+		if (rt_subscriber_queued_any(sub))
+			c->write_due = true;
+		/*
+		 * Half its queue filled within one pass (a long period, many CPUs):
+		 * out as far as the socket takes it now, not when the pass ends,
+		 * so that the pass's own pages do not overflow it. A socket that
+		 * took little is tried again once an eighth more is queued, not
+		 * at every page.
+		 */
+		queued = rt_subscriber_queued_bytes(sub);
+		if (c->write_due && queued > limit / 2 && queued >= c->early_write_at &&
+		    conn_write(c))
+			c->early_write_at = rt_subscriber_queued_bytes(sub) + limit / 8;
+	}
+}
+
+void rt_server_cpu_state(struct rt_server *srv, unsigned int cpu, bool online)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || !rt_subscriber_selects_cpu(&c->out.sub, cpu))
+			continue;
+		if (rt_encode_cpu_state_frame(cpu, online, &b) || conn_push(c, &b)) {
+			rt_buf_free(&b);
+			/* Its stream would not say the CPU changed: it ends, with an Error if it can. */
+			conn_send_error(c, ENOMEM, "out of memory for a CpuState");
+		}
+	}
+}
+
+/*
+ * Written at once, not when EPOLLOUT comes: arming it for each pass and
+ * disarming it once drained cost two epoll_ctl() and a turn of the loop a
+ * pass (at 8,000 events/s, about a fifth of ringtapd's system calls). Only
+ * a socket found full waits for EPOLLOUT, armed by conn_write().
+ */
+void rt_server_flush(struct rt_server *srv)
+{
+	struct rt_conn *next;
+
+	for (struct rt_conn *c = srv->conns; c; c = next) {
+		uint32_t events;
+
+		next = c->next;
+		if (!c->write_due)
+			continue;
+		c->write_due = false;
+		if (sd_event_source_get_io_events(c->io, &events) < 0 || !(events & EPOLLOUT))
+			conn_write(c);
+	}
+}
+
+void rt_server_pass_done(struct rt_server *srv, bool read_all, unsigned int max_passes)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (c->leaving && c->state == CONN_STREAMING &&
+		    (read_all || ++c->leave_passes >= max_passes))
+			conn_leave(c);
+}
+
+void rt_server_abandon(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (!rt_subscriber_queued_any(&c->out.sub))
+			continue;
+		if (rt_subscriber_abandon(&c->out.sub))
+			conn_out_of_memory(c, "for its loss reports");
+		c->said_bye = false;	/* a queued Bye went with the rest */
+		rt_log(LOG_WARNING, "client %s (pid %d): too slow to take its queue before the stop; "
+		       "%llu records dropped in all, reported in its stream", c->name, (int)c->pid,
+		       (unsigned long long)c->out.sub.dropped);
+		conn_want_write(c, true);
+	}
+}
+
+void rt_server_say_bye(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_buf b = { 0 };
+
+		if (c->state != CONN_STREAMING || c->said_bye)
+			continue;
+		if (rt_encode_bye_frame(&b) || conn_push(c, &b))
+			rt_buf_free(&b);
+		else
+			c->said_bye = true;
+	}
+}
+
+bool rt_server_drained(struct rt_server *srv)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next)
+		if (rt_subscriber_queued_any(&c->out.sub))
+			return false;
+	return true;
 }

@@ -18,6 +18,85 @@
 #include "tracefs.h"
 #include "util.h"
 
+struct rt_session {
+	struct tracefs_instance *instance;	/* NULL: top level of tracing_dir */
+	char *tracing_dir;
+	bool reclaimed;			/* a stale instance of ours was removed first */
+	bool owned;			/* remove the instance on close */
+	bool read_only;			/* a fixture tree: write nothing */
+	bool symbols_loaded;
+	char *clock;			/* the clock in force, as the kernel reports it */
+	size_t buffer_kb;		/* what the kernel took, not what was asked */
+	int ncpus;			/* per_cpu/cpuN directories present */
+	char **events;			/* "system:event" of every event enabled, NULL-terminated */
+	bool *pinned;			/* per event: enabled by the settings, stays on */
+	/*
+	 * Per event: the filter last written to the kernel, or NULL; when the
+	 * kernel refused it, the event has none and it is not tried again.
+	 */
+	char **kfilter;
+	bool *kfilter_refused;
+	size_t n_events;
+	unsigned int enable_writes;	/* tracefs writes made to switch events on */
+	uint64_t learn_ns, switch_ns;	/* time spent reading formats and switching on */
+	char *kpids;			/* set_event_pid as last written; NULL: every pid */
+	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
+	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */
+	bool catalogue_read;
+};
+
+int rt_session_ncpus(const struct rt_session *s)
+{
+	return s->ncpus;
+}
+
+struct tracefs_instance *rt_session_instance(const struct rt_session *s)
+{
+	return s->instance;
+}
+
+const char *rt_session_clock(const struct rt_session *s)
+{
+	return s->clock;
+}
+
+size_t rt_session_buffer_kb(const struct rt_session *s)
+{
+	return s->buffer_kb;
+}
+
+bool rt_session_read_only(const struct rt_session *s)
+{
+	return s->read_only;
+}
+
+bool rt_session_owned(const struct rt_session *s)
+{
+	return s->owned;
+}
+
+bool rt_session_reclaimed(const struct rt_session *s)
+{
+	return s->reclaimed;
+}
+
+const char *const *rt_session_events(const struct rt_session *s, size_t *n)
+{
+	if (n)
+		*n = s->n_events;
+	return (const char *const *)s->events;
+}
+
+const bool *rt_session_pinned(const struct rt_session *s)
+{
+	return s->pinned;
+}
+
+struct rt_session_costs rt_session_costs(const struct rt_session *s)
+{
+	return (struct rt_session_costs){ s->n_events, s->enable_writes, s->learn_ns, s->switch_ns };
+}
+
 static int count_cpus(const char *dir)
 {
 	char path[4096];
@@ -545,11 +624,6 @@ int rt_session_set_pids(struct rt_session *s, const char *pids)
 	return ret ? ret : 1;
 }
 
-bool rt_session_filtered(const struct rt_session *s, size_t i)
-{
-	return s->kfilter[i] && !s->kfilter_refused[i];
-}
-
 int rt_session_exclude_self(struct rt_session *s)
 {
 	char pid[24];
@@ -691,29 +765,6 @@ int rt_session_read_text(struct rt_session *s, const char *name, char **text, si
 	return rt_read_file(path, 0, text, len);
 }
 
-/* "key: N" lines of a stats text into st. */
-static void parse_stats(const char *text, struct rt_cpu_stats *st)
-{
-	static const struct {
-		const char *key;
-		size_t off;
-	} keys[] = {
-		{ "entries:", offsetof(struct rt_cpu_stats, entries) },
-		{ "overrun:", offsetof(struct rt_cpu_stats, overrun) },
-		{ "commit overrun:", offsetof(struct rt_cpu_stats, commit_overrun) },
-		{ "dropped events:", offsetof(struct rt_cpu_stats, dropped_events) },
-		{ "read events:", offsetof(struct rt_cpu_stats, read_events) },
-	};
-
-	memset(st, 0, sizeof(*st));
-	for (const char *line = text; line && *line;
-	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
-				*(unsigned long long *)((char *)st + keys[i].off) =
-					strtoull(line + strlen(keys[i].key), NULL, 10);
-}
-
 int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
 {
 	char text[1024], path[64];
@@ -740,6 +791,6 @@ int rt_session_cpu_stats(struct rt_session *s, int cpu, struct rt_cpu_stats *st)
 	if (n < 0)
 		return -errno;
 	text[n] = '\0';
-	parse_stats(text, st);
+	rt_cpu_stats_parse(text, st);
 	return 0;
 }

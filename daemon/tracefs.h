@@ -16,6 +16,7 @@
 #include "select.h"
 #include "why.h"
 
+struct rt_cpu_stats;
 struct rt_layout;
 struct tracefs_instance;
 
@@ -26,32 +27,34 @@ struct rt_session_opts {
 	const char *clock;		/* NULL leaves the kernel's choice */
 };
 
-struct rt_session {
-	struct tracefs_instance *instance;	/* NULL: top level of tracing_dir */
-	char *tracing_dir;
-	bool reclaimed;			/* a stale instance of ours was removed first */
-	bool owned;			/* remove the instance on close */
-	bool read_only;			/* a fixture tree: write nothing */
-	bool symbols_loaded;
-	char *clock;			/* the clock in force, as the kernel reports it */
-	size_t buffer_kb;		/* what the kernel took, not what was asked */
-	int ncpus;			/* per_cpu/cpuN directories present */
-	char **events;			/* "system:event" of every event enabled, NULL-terminated */
-	bool *pinned;			/* per event: enabled by the settings, stays on */
-	/*
-	 * Per event: the filter last written to the kernel, or NULL; when the
-	 * kernel refused it, the event has none and it is not tried again.
-	 */
-	char **kfilter;
-	bool *kfilter_refused;
+/* Opaque: tracefs.c alone reads and writes it; the rest asks through these. */
+struct rt_session;
+
+int rt_session_ncpus(const struct rt_session *session);
+/* libtracefs's instance, for the CPU readers; NULL: the top level of the tree. */
+struct tracefs_instance *rt_session_instance(const struct rt_session *session);
+/* The clock in force, as the kernel reports it; NULL when it could not be read. */
+const char *rt_session_clock(const struct rt_session *session);
+/* Per CPU, what the kernel took, not what was asked; 0: unknown. */
+size_t rt_session_buffer_kb(const struct rt_session *session);
+/* A captured tree: nothing is written. */
+bool rt_session_read_only(const struct rt_session *session);
+/* The instance is ours: made by us, removed at the close. */
+bool rt_session_owned(const struct rt_session *session);
+/* A stale instance of ours was removed first. */
+bool rt_session_reclaimed(const struct rt_session *session);
+/* "system:event" of every event on (n of them, when n is not NULL); valid until the next change. */
+const char *const *rt_session_events(const struct rt_session *session, size_t *n);
+/* Per event of rt_session_events(): enabled by the settings, stays on. */
+const bool *rt_session_pinned(const struct rt_session *session);
+/* What switching events on cost: tracefs writes, time reading formats and switching. */
+struct rt_session_costs {
 	size_t n_events;
-	unsigned int enable_writes;	/* tracefs writes made to switch events on */
-	uint64_t learn_ns, switch_ns;	/* time spent reading formats and switching on */
-	char *kpids;			/* set_event_pid as last written; NULL: every pid */
-	struct rt_catalogue catalogue;	/* every event the tree offers, read once */
-	int *stats_fds;			/* per CPU: per_cpu/cpuN/stats, opened when first read */
-	bool catalogue_read;
+	unsigned int enable_writes;
+	uint64_t learn_ns, switch_ns;
 };
+struct rt_session_costs rt_session_costs(const struct rt_session *session);
+
 
 /* -errno; why names the step that failed, for the one log line at the edge. */
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *opts,
@@ -88,8 +91,6 @@ int rt_session_set_filter(struct rt_session *session, size_t i, const char *filt
  * -errno when the kernel refused it (then every pid is written).
  */
 int rt_session_set_pids(struct rt_session *session, const char *pids);
-/* Whether the kernel filters events[i]. */
-bool rt_session_filtered(const struct rt_session *session, size_t i);
 /* Removes an instance ringtapd made: -errno when the kernel kept it. */
 int rt_session_close(struct rt_session *session);
 
@@ -134,7 +135,4 @@ int rt_session_symbols(struct rt_session *session, struct rt_layout *layout);
 int rt_session_read_text(struct rt_session *session, const char *name, char **text, size_t *len);
 
 /* Reads per_cpu/cpuN/stats (kept open): the kernel's own loss counters. */
-struct rt_cpu_stats {
-	unsigned long long entries, overrun, commit_overrun, dropped_events, read_events;
-};
 int rt_session_cpu_stats(struct rt_session *session, int cpu, struct rt_cpu_stats *stats);

@@ -448,7 +448,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rt-kernel-text: cannot read %s\n", path);
 		return 1;
 	}
-	for (int cpu = 0; cpu < fx.session->ncpus && cpu < MAX_CPUS; cpu++) {
+	for (int cpu = 0; cpu < fx.ncpus && cpu < MAX_CPUS; cpu++) {
 		size_t len;
 		uint8_t *pages = fixture_pages(&fx, cpu, &len);
 		unsigned int psize = fx.layout->sub_buffer_size;

@@ -1,41 +1,37 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * fixture: loads a captured tracefs tree (tests/fixtures/<name>) the way the
- * daemon does, through tracefs_set_tracing_dir(), and decodes its pages.
+ * fixture: loads a captured tracefs tree (tests/fixtures/<name>) as plain
+ * files into the layout tracefs.c would build for it (fixture-tree.h: no
+ * libtracefs, none of the daemon's I/O), and decodes its pages.
  */
 #include <event-parse.h>
 #include <trace-seq.h>
 
 #include "check.h"
 #include "decode.h"
+#include "fixture-tree.h"
 #include "layout.h"
-#include "tracefs.h"
 
 struct fixture {
-	struct rt_session *session;
 	struct rt_layout *layout;
 	struct rt_decoder *decoder;
+	int ncpus;			/* per_cpu/cpuN directories */
 	char dir[4096];
 };
 
 static inline int fixture_open(struct fixture *fx, const char *root, const char *name,
 			       const char *const *events)
 {
-	struct rt_session_opts opts = { 0 };
 	struct rt_why why = { "" };
 	int ret;
 
 	memset(fx, 0, sizeof(*fx));
 	snprintf(fx->dir, sizeof(fx->dir), "%s/%s", root, name);
-	opts.tracing_dir = fx->dir;
-	ret = rt_session_open(&fx->session, &opts, &why);
+	fx->ncpus = tree_ncpus(fx->dir);
+	ret = fx->ncpus ? 0 : rt_why_set(&why, -ENOENT, "finding per_cpu directories");
 	if (!ret)
-		ret = rt_session_layout(fx->session, &fx->layout, &why);
-	if (!ret)
-		ret = rt_session_enable_globs(fx->session, fx->layout, events, &why);
-	if (ret > 0)
-		ret = 0;
+		ret = tree_layout_globs(fx->dir, events, &fx->layout, &why);
 	if (!ret)
 		ret = rt_decoder_new(&fx->decoder, fx->layout);
 	if (ret)
@@ -47,7 +43,12 @@ static inline void fixture_close(struct fixture *fx)
 {
 	rt_decoder_free(fx->decoder);
 	rt_layout_free(fx->layout);
-	rt_session_close(fx->session);
+}
+
+/* The kernel's counters for one CPU when the tree was captured. */
+static inline int fixture_cpu_stats(struct fixture *fx, int cpu, struct rt_cpu_stats *st)
+{
+	return tree_cpu_stats(fx->dir, cpu, st);
 }
 
 /* The raw pages of one CPU; the caller frees. */

@@ -245,7 +245,7 @@ static void test_against_kernel_text(const char *root, const char *variant,
 	}
 	c->fx = &fx;
 	trace_seq_init(&c->seq);
-	for (int cpu = 0; cpu < fx.session->ncpus; cpu++)
+	for (int cpu = 0; cpu < fx.ncpus; cpu++)
 		decode_fixture(c, cpu);
 	CHECK_EQ(c->malformed, 0);
 	CHECK_EQ(c->missed, 0);
@@ -254,7 +254,7 @@ static void test_against_kernel_text(const char *root, const char *variant,
 	text = read_whole_file(path, &len);
 	CHECK(text != NULL);
 	/* The kernel's text is merged by time; ours is per CPU: compare per CPU. */
-	for (int cpu = 0; text && cpu < fx.session->ncpus; cpu++) {
+	for (int cpu = 0; text && cpu < fx.ncpus; cpu++) {
 		for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			if (!canonical_kernel_line(line, canon, sizeof(canon)) &&
 			    (unsigned int)atoi(canon) == (unsigned int)cpu)
@@ -312,14 +312,14 @@ static void test_overrun(const char *root, const char *variant)
 	}
 	c->fx = &fx;
 	trace_seq_init(&c->seq);
-	for (int cpu = 0; cpu < fx.session->ncpus; cpu++) {
+	for (int cpu = 0; cpu < fx.ncpus; cpu++) {
 		struct rt_cpu_stats st;
 		unsigned long long missed_before = c->missed;
 		unsigned int records_before = c->canon.n;
 		long long lowest = 1 << 30, highest = -1;
 
 		decode_fixture(c, cpu);
-		CHECK_EQ(rt_session_cpu_stats(fx.session, cpu, &st), 0);
+		CHECK_EQ(fixture_cpu_stats(&fx, cpu, &st), 0);
 		CHECK(st.overrun > 0);
 		/* The kernel's counters and the pages' stored counts agree. */
 		CHECK_EQ(c->missed - missed_before, st.overrun);

@@ -119,7 +119,7 @@ static void test_variant(const char *root, const char *variant, bool raw_breaks)
 		CHECK(!"fixture opens");
 		return;
 	}
-	for (int cpu = 0; cpu < fx.session->ncpus; cpu++) {
+	for (int cpu = 0; cpu < fx.ncpus; cpu++) {
 		size_t len;
 		uint8_t *pages = fixture_pages(&fx, cpu, &len);
 

@@ -56,7 +56,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 
 static void feed_fixture(struct feed *f)
 {
-	for (int cpu = 0; cpu < f->fx->session->ncpus; cpu++) {
+	for (int cpu = 0; cpu < f->fx->ncpus; cpu++) {
 		size_t len;
 		uint8_t *pages = fixture_pages(f->fx, cpu, &len);
 
@@ -333,8 +333,8 @@ static void test_kernel_losses(const char *root)
 	f.subs[1] = &other_cpu;
 	f.n_subs = 2;
 	feed_fixture(&f);
-	rt_session_cpu_stats(fx.session, 0, &st0);
-	rt_session_cpu_stats(fx.session, 1, &st1);
+	fixture_cpu_stats(&fx, 0, &st0);
+	fixture_cpu_stats(&fx, 1, &st1);
 
 	drain(&sub, &s);
 	CHECK_EQ(s.lost_kernel, st0.overrun + st1.overrun);

@@ -257,7 +257,7 @@ static int tree_open(struct tree *t, const char *root, const char *variant)
 		CHECK(!"fixture opens");
 		return -1;
 	}
-	t->cpus = (unsigned int)t->fx.session->ncpus;
+	t->cpus = (unsigned int)t->fx.ncpus;
 	t->page_size = t->fx.layout->sub_buffer_size;
 	CHECK(t->cpus > 0 && t->cpus <= MAX_CPUS);
 	if (!t->cpus || t->cpus > MAX_CPUS)
