@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Helpers for the integration scripts, sourced after `set -euo pipefail`.
 # As tests/unit/check.h does, a script that ran no check fails: each check
-# is counted (check, checked), and the exit hook turns a success with none
+# is counted (pass, check, checked), and the exit hook turns a success with none
 # into a failure. Cleanup goes through on_exit, which keeps that hook.
 
 checks=0 failed=0
@@ -25,6 +25,14 @@ _checks_exit() {
 	exit $rc
 }
 trap _checks_exit EXIT
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# pass WHAT: a check the script made and passed.
+pass() {
+	checks=$((checks + 1))
+	echo "ok: $*"
+}
 
 # checked WHAT OK: counts a check the script made itself; OK 0 passed it.
 checked() {
