@@ -287,11 +287,13 @@ static unsigned int projection_on_raw(const char *path)
 }
 
 /*
- * A frame that breaks the protocol, then the peer's side shut: the Error is
- * still due (the peer reads on). Off by default (RINGTAP_CHECK_ERROR_AFTER_SHUT=1
- * runs it): ringtapd reads the end of input in the same turn, closes as
- * "disconnected" and drops the Error it queued (daemon/conn.c conn_take_input
- * before conn_write), reported in issue 31's work for the lead to route.
+ * Bytes that call for an answer, then the peer's side shut: the answer is
+ * still due (the peer reads on), an Error for a frame that breaks the
+ * protocol as a Refusal for a Hello refused. Off by default
+ * (RINGTAP_CHECK_ERROR_AFTER_SHUT=1 runs it): ringtapd reads the end of input
+ * (conn_take_input, before conn_write in on_conn_io), closes as
+ * "disconnected" and drops the answer it queued; reported for the lead to
+ * route.
  */
 static unsigned int error_after_shut(const char *path)
 {
@@ -299,6 +301,7 @@ static unsigned int error_after_shut(const char *path)
 	Ringtap__RefusalReason reason = 0;
 	uint32_t error = 0;
 	Ringtap__Frame__MsgCase got;
+	unsigned int bad = 0;
 	bool closed;
 	int fd = dial(path);
 
@@ -307,11 +310,23 @@ static unsigned int error_after_shut(const char *path)
 	shutdown(fd, SHUT_WR);
 	got = answer(fd, 5000, &closed, &reason, &error);
 	close(fd);
-	if (got == RINGTAP__FRAME__MSG_ERROR && error == EMSGSIZE && closed)
-		return 0;
-	fprintf(stderr, "a length of 2^40, then shut: answer %d (error %u), closed %d\n", got, error,
-		closed);
-	return 1;
+	if (got != RINGTAP__FRAME__MSG_ERROR || error != EMSGSIZE || !closed) {
+		fprintf(stderr, "a length of 2^40, then shut: answer %d (error %u), closed %d\n",
+			got, error, closed);
+		bad++;
+	}
+	fd = dial(path);
+	send_hello(fd, 5, 6, "ringtap_test:*");
+	shutdown(fd, SHUT_WR);
+	got = answer(fd, 5000, &closed, &reason, &error);
+	close(fd);
+	if (got != RINGTAP__FRAME__MSG_REFUSAL ||
+	    reason != RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION || !closed) {
+		fprintf(stderr, "a Hello for versions 5-6, then shut: answer %d (reason %d), "
+			"closed %d\n", got, reason, closed);
+		bad++;
+	}
+	return bad;
 }
 
 /*
