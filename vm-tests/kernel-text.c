@@ -12,7 +12,10 @@
  * them (the print formats are parsed apart: ringtap's layout drops them,
  * as it never prints with them). System calls, whose text the kernel writes its own way, are
  * compared on each argument and return value; trace_marker writes on their
- * text. Prints what it compared; exits 1 on any difference.
+ * text. And every field the format files list, common ones included, shown
+ * or not: its bytes as this tool reads them from the record by the format
+ * text alone (offset, size, the __data_loc word) must be the bytes ringtap
+ * decodes for it. Prints what it compared; exits 1 on any difference.
  */
 #include <dirent.h>
 #include <fnmatch.h>
@@ -42,8 +45,24 @@ struct klines {
 	size_t n, cap, next;
 };
 
+/* A field as its format file lists it, read here without libtraceevent. */
+struct listed_field {
+	char name[64];
+	unsigned int offset, size;
+	bool dynamic, relative;
+};
+
+struct listed_event {
+	struct listed_field *f;
+	unsigned int n;
+};
+
+#define MAX_EVENT_ID 65536
+
 struct state {
 	struct fixture *fx;
+	struct listed_event *listed;	/* by event id: every field of each format file */
+	unsigned long listed_fields;
 	struct tep_handle *printing;	/* the formats whole: ringtap's layout keeps no print fmt */
 	struct klines cpu[MAX_CPUS];
 	unsigned long records, fields, uncompared_events, differences;
@@ -302,6 +321,67 @@ static void compare_syscall(struct state *st, const struct rt_record *rec, const
 	st->fields += fields;
 }
 
+/* The bytes of a listed field in rec, by the kernel's rules; false when outside it. */
+static bool listed_bytes(const struct rt_record *rec, const struct listed_field *f,
+			 const uint8_t **p, unsigned int *len)
+{
+	uint32_t loc;
+	unsigned int start;
+
+	if (f->offset + f->size > rec->size)
+		return false;
+	if (!f->dynamic) {
+		*p = rec->data + f->offset;
+		/* A flexible array ("char buf[]", size 0) runs to the record's end. */
+		*len = f->size ? f->size : rec->size - f->offset;
+		return true;
+	}
+	if (f->size != sizeof(loc))
+		return false;
+	/* The word is in the trace's byte order, which on this test's hosts is the host's. */
+	memcpy(&loc, rec->data + f->offset, sizeof(loc));
+	start = (loc & 0xffff) + (f->relative ? f->offset + f->size : 0);
+	*len = loc >> 16;
+	if (start + *len > rec->size)
+		return false;
+	*p = rec->data + start;
+	return true;
+}
+
+/* Every field the format file lists, shown by the print format or not. */
+static void compare_listed(struct state *st, const struct rt_record *rec, const struct kline *k)
+{
+	const struct listed_event *le = rec->type < MAX_EVENT_ID ? &st->listed[rec->type] : NULL;
+
+	if (!le || !le->n) {
+		differ(st, rec, k, "no format file lists event id %u", rec->type);
+		return;
+	}
+	for (unsigned int i = 0; i < le->n; i++) {
+		const struct listed_field *lf = &le->f[i];
+		const struct tep_format_field *f = tep_find_any_field(rec->event, lf->name);
+		const uint8_t *want, *got;
+		unsigned int want_len, got_len;
+
+		if (!f) {
+			differ(st, rec, k, "field %s, in the format file, not in ringtap's event",
+			       lf->name);
+			continue;
+		}
+		if (!listed_bytes(rec, lf, &want, &want_len)) {
+			differ(st, rec, k, "field %s lies outside the record", lf->name);
+			continue;
+		}
+		if (rt_record_field_bytes(rec, f, &got, &got_len) || got_len != want_len ||
+		    memcmp(got, want, want_len)) {
+			differ(st, rec, k, "field %s: ringtap's %u bytes differ from the record's %u "
+			       "at offset %u", lf->name, got_len, want_len, lf->offset);
+			continue;
+		}
+		st->listed_fields++;
+	}
+}
+
 static int on_record(const struct rt_record *rec, void *ctx)
 {
 	struct state *st = ctx;
@@ -325,6 +405,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	if (strcmp(want, k->usec) || pid != k->pid)
 		return differ(st, rec, k, "time %s pid %" PRIu64 ", the kernel's %s pid %u: '%s'",
 			      want, pid, k->usec, k->pid, k->rest);
+	compare_listed(st, rec, k);
 	if (!strcmp(rec->event->system, "syscalls")) {
 		compare_syscall(st, rec, k);
 		return 0;
@@ -387,7 +468,47 @@ static int read_kernel_text(struct state *st, const char *path)
 	return 0;
 }
 
-static struct tep_handle *read_print_formats(const char *tree)
+/*
+ * A format file's "ID:" and its field lines, as the kernel writes them:
+ * "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;".
+ */
+static int list_fields(struct state *st, const char *text)
+{
+	struct listed_event le = { NULL, 0 };
+	unsigned int id;
+	const char *at = strstr(text, "\nID: "), *line;
+
+	if (!at || sscanf(at, "\nID: %u", &id) != 1 || id >= MAX_EVENT_ID)
+		return -1;
+	for (line = strstr(text, "\tfield:"); line; line = strstr(line + 1, "\tfield:")) {
+		struct listed_field f = { .offset = 0 };
+		const char *decl = line + 7, *semi = strchr(decl, ';'), *end, *name;
+
+		if (!semi)
+			return -1;
+		end = semi;
+		if (end[-1] == ']')
+			while (end > decl && *end != '[')
+				end--;
+		for (name = end; name > decl && name[-1] != ' '; name--)
+			;
+		if (end - name <= 0 || (size_t)(end - name) >= sizeof(f.name) ||
+		    sscanf(semi, ";\toffset:%u;\tsize:%u;", &f.offset, &f.size) != 2)
+			return -1;
+		memcpy(f.name, name, (size_t)(end - name));
+		f.dynamic = !strncmp(decl, "__data_loc ", 11) || !strncmp(decl, "__rel_loc ", 10);
+		f.relative = !strncmp(decl, "__rel_loc ", 10);
+		le.f = realloc(le.f, (le.n + 1) * sizeof(*le.f));
+		if (!le.f)
+			return -1;
+		le.f[le.n++] = f;
+	}
+	free(st->listed[id].f);
+	st->listed[id] = le;
+	return 0;
+}
+
+static struct tep_handle *read_print_formats(struct state *st, const char *tree)
 {
 	struct tep_handle *tep = tep_alloc();
 	char dir[1024], path[1600];
@@ -406,8 +527,11 @@ static struct tep_handle *read_print_formats(const char *tree)
 			snprintf(path, sizeof(path), "%s/%s/%s/format", dir, sys->d_name, ev->d_name);
 			text = ev->d_type != DT_DIR || ev->d_name[0] == '.' ? NULL :
 			       read_whole_file(path, &len);
-			if (text)
+			if (text) {
 				tep_parse_event(tep, text, len, sys->d_name);
+				if (list_fields(st, text))
+					fprintf(stderr, "rt-kernel-text: %s: fields not read\n", path);
+			}
 			free(text);
 		}
 		if (one)
@@ -440,7 +564,8 @@ int main(int argc, char **argv)
 	if (fixture_open(&fx, path, name, every))
 		return 1;
 	st.fx = &fx;
-	st.printing = read_print_formats(argv[1]);
+	st.listed = calloc(MAX_EVENT_ID, sizeof(*st.listed));
+	st.printing = st.listed ? read_print_formats(&st, argv[1]) : NULL;
 	if (!st.printing)
 		return 1;
 	snprintf(path, sizeof(path), "%s/trace.txt", argv[1]);
@@ -472,9 +597,14 @@ int main(int argc, char **argv)
 	}
 	printf("rt-kernel-text: %lu records decoded, %lu lines of the kernel's text; "
 	       "%lu fields equal to the kernel's; %lu records of events whose format "
-	       "could not be followed; %lu differences\n",
-	       st.records, kernel_lines, st.fields, st.uncompared_events, st.differences);
+	       "could not be followed; %lu listed fields equal to the record's; "
+	       "%lu differences\n",
+	       st.records, kernel_lines, st.fields, st.uncompared_events, st.listed_fields,
+	       st.differences);
 	fixture_close(&fx);
 	tep_free(st.printing);
+	for (unsigned int i = 0; i < MAX_EVENT_ID; i++)
+		free(st.listed[i].f);
+	free(st.listed);
 	return st.differences || !st.records || st.records != kernel_lines ? 1 : 0;
 }

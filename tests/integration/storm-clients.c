@@ -3,11 +3,16 @@
  * storm-clients: a connection storm from one uid while another only wants
  * its few subscriptions served.
  *
- * A child becomes uid/gid 65534 and opens 300 connections at once: random
- * bytes, half a Hello and then silence, Hellos written a byte at a time,
- * good Hellos, and good Hellos that vanish as soon as they are served.
- * Meanwhile uid 65533 (in the same group) opens 10 good subscriptions.
- * Asserted:
+ * A child becomes uid/gid 65534 and first takes its share: SHARE + 10 good
+ * Hellos one after the other, of which exactly SHARE are served and the 10
+ * others refused TOO_MANY_CLIENTS for max_clients_per_peer (the daemon is
+ * started with --max-clients-per-peer=SHARE, and MAX_CLIENTS leaves room for
+ * more: only the share stops them). Holding those, it opens 300 connections
+ * at once: random bytes, half a Hello and then silence, Hellos written a
+ * byte at a time, good Hellos, and good Hellos that vanish as soon as they
+ * are served. Meanwhile uid 65533 (in the same group) opens 10 good
+ * subscriptions. Asserted:
+ *   - the share is reached, exactly, and none of the 300 is served;
  *   - every one of uid 65533's 10 is served (Welcome);
  *   - every connection of the storm got a reason before its close: a
  *     Welcome, a Refusal or an Error; none was closed unanswered or left
@@ -15,7 +20,7 @@
  *   - the daemon's open descriptors come back to their idle count and its
  *     RSS to its idle size (within a page cache's worth of slack).
  *
- * usage: storm-clients SOCKET DAEMON_PID
+ * usage: storm-clients SOCKET DAEMON_PID SHARE
  * (as root; the daemon must let group 65534 subscribe)
  */
 #include <errno.h>
@@ -51,6 +56,9 @@ static const enum kind mix[10] = {
 #define KEPT 10
 #define STORM_UID 65534
 #define KEPT_UID 65533
+/* The storm's share of subscriptions (--max-clients-per-peer), from the command line. */
+static unsigned int share;
+
 /* The longest a silent peer waits for its Error (ETIMEDOUT after 10 to 15 s), and some. */
 #define DEADLINE_MS 25000
 
@@ -230,29 +238,65 @@ static unsigned int report(const char *who, struct peer *peers, unsigned int n)
 	return bad;
 }
 
+/*
+ * The storm's own share, taken one Hello at a time so that its count is
+ * exact: SHARE served, the 10 past it refused for max_clients_per_peer.
+ * The served ones stay open in held[].
+ */
+static unsigned int take_share(const char *path, struct peer *held, unsigned int n)
+{
+	unsigned int seed = 3, served = 0, refused = 0, bad;
+
+	for (unsigned int i = 0; i < n; i++) {
+		start(&held[i], path, GOOD, &seed);
+		run(&held[i], 1, now_ms() + 10000);
+		served += held[i].first == RINGTAP__FRAME__MSG_WELCOME && !held[i].closed;
+		refused += held[i].first == RINGTAP__FRAME__MSG_REFUSAL &&
+			   held[i].reason == RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS &&
+			   strstr(held[i].text, "uid 65534") &&
+			   strstr(held[i].text, "max_clients_per_peer");
+	}
+	printf("storm's share: %u of %u served, %u refused for max_clients_per_peer (want %u, %u)\n",
+	       served, n, refused, share, n - share);
+	bad = report("share (uid 65534)", held, n);
+	if (served != share || refused != n - share) {
+		fprintf(stderr, "share: %u served and %u refused for its share, want %u and %u\n",
+			served, refused, share, n - share);
+		bad++;
+	}
+	return bad;
+}
+
 static unsigned int storm(const char *path, int ready_fd)
 {
-	static struct peer peers[STORM];
-	unsigned int seed = 1, bad, per_peer = 0, left;
+	static struct peer peers[STORM], held[STORM];
+	unsigned int seed = 1, bad, welcomed = 0, left, n_held = share + 10;
 
+	if (n_held > STORM)
+		exit(2);
+	bad = take_share(path, held, n_held);
 	for (unsigned int i = 0; i < STORM; i++)
 		start(&peers[i], path, mix[i % 10], &seed);
 	if (write(ready_fd, "!", 1) != 1)
 		exit(2);
 	left = run(peers, STORM, now_ms() + DEADLINE_MS);
-	bad = report("storm (uid 65534)", peers, STORM);
+	bad += report("storm (uid 65534)", peers, STORM);
 	for (unsigned int i = 0; i < STORM; i++) {
-		per_peer += peers[i].first == RINGTAP__FRAME__MSG_REFUSAL &&
-			    strstr(peers[i].text, "uid 65534");
+		welcomed += peers[i].first == RINGTAP__FRAME__MSG_WELCOME;
 		if (peers[i].fd >= 0)
 			close(peers[i].fd);
 		rt_wire_reader_release(&peers[i].reader);
 		free(peers[i].hello);
 	}
-	printf("storm: %u refusals name the flooding peer, %u left waiting\n", per_peer, left);
-	/* The storm is past both of its limits: its own share must have been what stopped it. */
-	if (!per_peer) {
-		fprintf(stderr, "storm: no refusal named uid 65534's own limits\n");
+	for (unsigned int i = 0; i < n_held; i++) {
+		close(held[i].fd);
+		rt_wire_reader_release(&held[i].reader);
+		free(held[i].hello);
+	}
+	printf("storm: %u of %u served past its full share, %u left waiting\n", welcomed, STORM,
+	       left);
+	if (welcomed) {
+		fprintf(stderr, "storm: %u connections served past uid 65534's share\n", welcomed);
 		bad++;
 	}
 	return bad;
@@ -401,11 +445,12 @@ int main(int argc, char **argv)
 	int idle_fds, fds, ready[2], hold[2];
 	pid_t daemon, storm_pid, kept_pid;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: storm-clients SOCKET DAEMON_PID\n");
+	if (argc != 4) {
+		fprintf(stderr, "usage: storm-clients SOCKET DAEMON_PID SHARE\n");
 		return 2;
 	}
 	daemon = atoi(argv[2]);
+	share = (unsigned int)atoi(argv[3]);
 	/* A connection turned away is closed before its Hello is written: EPIPE, not death. */
 	signal(SIGPIPE, SIG_IGN);
 	idle_fds = proc_fds(daemon);

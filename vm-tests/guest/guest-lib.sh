@@ -5,7 +5,23 @@ T=/sys/kernel/tracing
 RINGTAP_TEST=/sys/kernel/debug/ringtap_test
 
 fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "ok: $*"; }
+# Every check passes through pass (expect_eq, daemon_accounted call it): as
+# tests/unit/check.h does, a script that ran none fails at its exit.
+RINGTAP_CHECKS=0
+pass() {
+	RINGTAP_CHECKS=$((RINGTAP_CHECKS + 1))
+	echo "ok: $*"
+}
+checks_at_exit() {
+	_rc=$?
+	if [ $_rc = 0 ] && [ "$RINGTAP_CHECKS" = 0 ]; then
+		echo "FAIL: the test ran no check"
+		exit 1
+	fi
+	echo "checks run: $RINGTAP_CHECKS"
+	exit $_rc
+}
+trap checks_at_exit EXIT
 
 # expect_eq WHAT GOT WANT
 expect_eq() {

@@ -9,13 +9,18 @@
  *   3 "filter"  DECODED with the filter "cpu == 1"
  *   4 "slow"    DECODED, every CPU, one event per 20 ms at most until SIGUSR1,
  *               then as fast as the others (to take the rest before the stop)
- *   5 "raw"     RAW pages, every CPU (delivered: the events each page holds)
+ *   5 "raw"     RAW pages, every CPU, walked here (kbuffer, with the Welcome's
+ *               header_page): delivered are the test records found in them
  * It reads until every connection has ended (the daemon stopping ends them)
  * and prints, per connection and CPU, records delivered and records the
- * daemon reported lost, plus the sequence numbers' check for DECODED ones:
+ * daemon reported lost, plus the sequence numbers' check for every kind
+ * (DECODED: the seq field; FIXED: seq where the padded-2012 layout puts it;
+ * RAW: seq where the event's format text says):
  *   conn I KIND cpuC delivered D lost L exact E dup U
- * and whether its stream ended with the daemon's Bye ("end I clean") or not.
- * (exact 0 when a loss report had no count). Exit status 1 when a
+ *   seqs I cpuC first F last L unexplained U after A before B lostfirst X lostlast Y
+ * (lostfirst: reported lost before the first record, lostlast: after the
+ * last), and whether its stream ended with the daemon's Bye ("end I clean")
+ * or not. (exact 0 when a loss report had no count). Exit status 1 when a
  * connection failed or a sequence number came twice or went backwards.
  */
 #include <errno.h>
@@ -26,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
 
 #include "ringtap.h"
 
@@ -59,8 +67,20 @@ struct conn {
 	 */
 	uint64_t first_seq[MAX_CPUS], lost_since[MAX_CPUS], unexplained[MAX_CPUS];
 	uint64_t gap_from[MAX_CPUS], gap_to[MAX_CPUS];
+	uint64_t lost_first[MAX_CPUS];
 	uint64_t next_read_ns;
+	/* RAW: the pages are walked with the kernel's own header_page and format. */
+	struct tep_handle *tep;
+	struct kbuffer *kb;
+	struct tep_format_field *seq_at;
+	int test_id;
 };
+
+/*
+ * FIXED: records in the padded-2012 layout, which is a promise to old tools
+ * (core/legacy.c, rt-guest-legacy-reader): the test event's seq at 16.
+ */
+#define FIXED_SEQ_AT 16
 
 static uint64_t now_ns(void)
 {
@@ -70,41 +90,116 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
+/* One record of the test source on cpu, with its sequence number. */
+static void saw(struct conn *k, unsigned int cpu, uint64_t seq)
+{
+	k->delivered[cpu]++;
+	if (k->seen[cpu] && seq <= k->last_seq[cpu])
+		k->bad_seq[cpu]++;
+	if (!k->seen[cpu]) {
+		k->first_seq[cpu] = seq;
+		k->lost_first[cpu] = k->lost_since[cpu];
+	}
+	if (k->seen[cpu] && seq > k->last_seq[cpu] + 1 + k->lost_since[cpu]) {
+		if (!k->unexplained[cpu]) {
+			k->gap_from[cpu] = k->last_seq[cpu];
+			k->gap_to[cpu] = seq;
+		}
+		k->unexplained[cpu] += seq - k->last_seq[cpu] - 1 - k->lost_since[cpu];
+	}
+	k->lost_since[cpu] = 0;
+	k->seen[cpu] = true;
+	k->last_seq[cpu] = seq;
+}
+
+/* The format texts and the page layout, once the Welcome and the Schema have come. */
+static bool raw_ready(struct conn *k)
+{
+	const Ringtap__Welcome *w;
+	const Ringtap__Schema *s;
+	struct tep_event *e;
+
+	if (k->kb)
+		return true;
+	w = ringtap_welcome(k->c);
+	s = ringtap_find_schema(k->c, "ringtap_test", "ringtap_test");
+	if (!w || !w->layout || !s || !s->format)
+		return false;
+	k->tep = tep_alloc();
+	if (!k->tep)
+		exit(1);
+	tep_set_long_size(k->tep, (int)w->layout->long_size);
+	tep_set_page_size(k->tep, (int)w->layout->sub_buffer_size);
+	if (tep_parse_header_page(k->tep, w->layout->header_page, strlen(w->layout->header_page),
+				  (int)w->layout->long_size) ||
+	    tep_parse_event(k->tep, s->format, strlen(s->format), "ringtap_test")) {
+		fprintf(stderr, "raw: the daemon's header_page or format does not parse\n");
+		exit(1);
+	}
+	e = tep_find_event_by_name(k->tep, "ringtap_test", "ringtap_test");
+	k->seq_at = e ? tep_find_field(e, "seq") : NULL;
+	k->kb = tep_kbuffer(k->tep);
+	if (!k->seq_at || !k->kb) {
+		fprintf(stderr, "raw: no seq field in the test event's format\n");
+		exit(1);
+	}
+	k->test_id = e->id;
+	return true;
+}
+
+/* A RAW page: its test records, found and numbered here, not as the daemon counted. */
+static void take_page(struct conn *k, unsigned int cpu, const ProtobufCBinaryData *page)
+{
+	/* kbuffer reads the page in place: a copy it may keep, zeroed past the end. */
+	uint8_t *copy = calloc(1, page->len + 64);
+	unsigned long long ts, seq;
+	void *rec;
+
+	if (!copy || !raw_ready(k))
+		exit(1);
+	memcpy(copy, page->data, page->len);
+	kbuffer_load_subbuffer(k->kb, copy);
+	for (rec = kbuffer_read_event(k->kb, &ts); rec; rec = kbuffer_next_event(k->kb, &ts)) {
+		struct tep_record r = { .data = rec, .size = (int)kbuffer_event_size(k->kb) };
+
+		if (tep_data_type(k->tep, &r) != k->test_id)
+			continue;
+		if (tep_read_number_field(k->seq_at, rec, &seq)) {
+			fprintf(stderr, "raw: a test record without its seq\n");
+			exit(1);
+		}
+		saw(k, cpu, seq);
+	}
+	free(copy);
+}
+
 static void take(struct conn *k, const struct ringtap_event *ev)
 {
 	unsigned int cpu = ev->cpu < MAX_CPUS ? ev->cpu : 0;
+	uint64_t seq;
 
 	switch (ev->kind) {
 	case RINGTAP_RECORD:
-		k->delivered[cpu]++;
 		if (k->seq_field < 0)
 			for (size_t i = 0; i < ev->schema->n_fields; i++)
 				if (!strcmp(ev->schema->fields[i]->name, "seq"))
 					k->seq_field = (int)i;
-		if (k->seq_field >= 0 && (size_t)k->seq_field < ev->record->n_fields) {
-			uint64_t seq = ev->record->fields[k->seq_field]->u;
-
-			if (k->seen[cpu] && seq <= k->last_seq[cpu])
-				k->bad_seq[cpu]++;
-			if (!k->seen[cpu])
-				k->first_seq[cpu] = seq;
-			if (k->seen[cpu] && seq > k->last_seq[cpu] + 1 + k->lost_since[cpu]) {
-				if (!k->unexplained[cpu]) {
-					k->gap_from[cpu] = k->last_seq[cpu];
-					k->gap_to[cpu] = seq;
-				}
-				k->unexplained[cpu] += seq - k->last_seq[cpu] - 1 - k->lost_since[cpu];
-			}
-			k->lost_since[cpu] = 0;
-			k->seen[cpu] = true;
-			k->last_seq[cpu] = seq;
+		if (k->seq_field < 0 || (size_t)k->seq_field >= ev->record->n_fields) {
+			fprintf(stderr, "decoded: a test record without its seq\n");
+			exit(1);
 		}
+		saw(k, cpu, ev->record->fields[k->seq_field]->u);
 		break;
 	case RINGTAP_FIXED:
-		k->delivered[cpu]++;
+		if (ev->fixed->data.len < FIXED_SEQ_AT + sizeof(seq)) {
+			fprintf(stderr, "fixed: a record of %zu bytes\n", ev->fixed->data.len);
+			exit(1);
+		}
+		memcpy(&seq, ev->fixed->data.data + FIXED_SEQ_AT, sizeof(seq));
+		saw(k, cpu, seq);
 		break;
 	case RINGTAP_PAGE:
-		k->delivered[cpu] += ev->page_records;
+		take_page(k, cpu, ev->page);
 		break;
 	case RINGTAP_LOST:
 		k->lost[cpu] += ev->lost->count;
@@ -231,12 +326,15 @@ int main(int argc, char **argv)
 				rc = 1;
 			if (k->seen[cpu])
 				printf("seqs %d cpu%d first %" PRIu64 " last %" PRIu64 " unexplained %"
-				       PRIu64 " after %" PRIu64 " before %" PRIu64 "\n", i, cpu,
-				       k->first_seq[cpu], k->last_seq[cpu], k->unexplained[cpu],
-				       k->gap_from[cpu], k->gap_to[cpu]);
+				       PRIu64 " after %" PRIu64 " before %" PRIu64 " lostfirst %"
+				       PRIu64 " lostlast %" PRIu64 "\n", i, cpu, k->first_seq[cpu],
+				       k->last_seq[cpu], k->unexplained[cpu], k->gap_from[cpu],
+				       k->gap_to[cpu], k->lost_first[cpu], k->lost_since[cpu]);
 		}
 		printf("end %d %s\n", i, conns[i].clean ? "clean" : "cut");
 		ringtap_close(conns[i].c);
+		kbuffer_free(conns[i].kb);
+		tep_free(conns[i].tep);
 	}
 	free(conns);
 	free(pfd);

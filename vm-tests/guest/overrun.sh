@@ -1,12 +1,17 @@
 # Guest: losses counted at any rate. A 16 KiB per-CPU buffer overrun by the
 # test source at full speed: for a RAW, a DECODED and a FIXED subscriber, on
-# every CPU, delivered + reported lost = emitted, exactly. A page full to its
+# every CPU, delivered + reported lost = emitted, exactly, by the kernel's
+# counts ($RINGTAP_TEST/emitted) and by the test source's sequence numbers,
+# which the client reads from each record (RAW: from the pages, walked with
+# the kernel's own formats): from the first emitted to the last, every
+# record missing was reported lost before the next one came. A page full to its
 # last bytes (no room for the kernel's loss count: ringtapd takes it from
 # the overrun counter) occurs here only by chance (0 of ~3,000 pages in two
 # runs); the second part below makes them on purpose, as does
 # integration-uncounted-loss on the host.
 sock=/run/ringtap/ringtapd.sock
-emitted_on() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
+# emitted_on cpuN: the test source's count there since boot (0: no line yet).
+emitted_on() { awk -v c=$1 '$1 == c { n = $2 } END { print n + 0 }' $RINGTAP_TEST/emitted; }
 
 ringtapd -s $sock -b 16 2> /tmp/d.err &
 daemon=$!
@@ -22,17 +27,33 @@ sleep 2
 cpu0=$(( $(emitted_on cpu0) - cpu0_0 )) cpu1=$(( $(emitted_on cpu1) - cpu1_0 ))
 kill -INT $daemon
 wait_or_dump $daemon 120 || fail "ringtapd exit status $?: $(tail -n 20 /tmp/d.err)"
-wait_or_dump $load 120 || fail "rt-guest-load: $(cat /tmp/load.err)"
+wait_or_dump $load 120 ||
+	fail "rt-guest-load: $(cat /tmp/load.err) $(grep "^conn .* dup [1-9]" /tmp/load.out)"
 daemon_accounted /tmp/d.err
 grep '^ringtapd: cpu[0-9]:' /tmp/d.err | sed 's/^/note: /'
 cat /tmp/load.out
 reconciled=$(sed -n 's/.*lost [0-9]* (\([0-9]*\) pages without a count.*/\1/p' /tmp/d.err |
 	awk '{ s += $1 } END { print s + 0 }')
 echo "note: $reconciled pages without a count, reconciled with the overrun counters"
-awk -v c0=$cpu0 -v c1=$cpu1 '
+awk -v c0=$cpu0 -v c1=$cpu1 -v s0=$cpu0_0 -v s1=$cpu1_0 '
 	$1 == "conn" { got[$2 "," $4] = $6 + $8; lost += $8; kind[$2] = $3; if ($10 != 1) inexact++ }
+	# The seqs the source numbered in the run: s0 .. s0 + c0 - 1 on cpu0 (s1, c1 on cpu1).
+	$1 == "seqs" {
+		seqs[$2 "," $3] = 1
+		first = $3 == "cpu0" ? s0 : s1
+		last = first + ($3 == "cpu0" ? c0 : c1) - 1
+		if ($9 != 0) {
+			printf "FAIL: conn %s %s: %d record(s) missing with no loss report before " \
+				"them, first between seq %d and %d\n", $2, $3, $9, $11, $13
+			bad++
+		}
+		if ($5 - $15 != first || $7 + $17 != last) {
+			printf "FAIL: conn %s %s: seqs %d..%d with %d lost before and %d after, " \
+				"want %d..%d\n", $2, $3, $5, $7, $15, $17, first, last
+			bad++
+		}
+	}
 	END {
-		bad = 0
 		for (i in kind)
 			if (got[i ",cpu0"] + 0 != c0 || got[i ",cpu1"] + 0 != c1) {
 				printf "FAIL: conn %s (%s): cpu0 %d of %d, cpu1 %d of %d\n", i, kind[i],
@@ -41,9 +62,16 @@ awk -v c0=$cpu0 -v c1=$cpu1 '
 			}
 		if (!lost) { print "FAIL: an overrun 16 KiB buffer lost nothing"; bad++ }
 		if (inexact) { printf "FAIL: %d loss reports without a count\n", inexact; bad++ }
+		for (i in kind)
+			if (!((i ",cpu0") in seqs) || !((i ",cpu1") in seqs)) {
+				printf "FAIL: conn %s (%s): no sequence numbers read on a CPU\n", i,
+					kind[i]
+				bad++
+			}
 		exit bad != 0
 	}' /tmp/load.out || fail "delivered + lost differs from what was emitted"
 pass "raw, decoded and fixed: delivered + reported lost = emitted on each CPU ($cpu0, $cpu1), exactly"
+pass "raw, decoded and fixed: seqs $cpu0_0.. and $cpu1_0.. each delivered or reported lost before the next"
 expect_eq "streams ended by the daemon's Bye" "$(grep -c '^end [0-9]* clean$' /tmp/load.out)" 3
 
 # --- pages filled to their last byte ------------------------------------------
