@@ -5,6 +5,7 @@
  * queue written as the socket takes it.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,7 @@ static void reselect(struct rt_server *srv)
 		srv->latency_changed(srv->userdata);
 }
 
-static unsigned int conn_count(const struct rt_server *srv, enum conn_state state)
+unsigned int conn_count(const struct rt_server *srv, enum conn_state state)
 {
 	unsigned int n = 0;
 
@@ -134,6 +135,12 @@ void conn_free(struct rt_conn *c)
 	free_selection(c);
 	free(c);
 	reselect(srv);
+	/*
+	 * The last connection gone: give back what the busiest moment took
+	 * (full queues of slow readers), or an idle daemon keeps its peak for good.
+	 */
+	if (!srv->conns)
+		malloc_trim(0);
 }
 
 void conn_close(struct rt_conn *c, const char *why)
@@ -148,12 +155,6 @@ void conn_close(struct rt_conn *c, const char *why)
 	       "in the kernel%s", c->name, (int)c->pid, why, (unsigned long long)c->out.sub.delivered,
 	       (unsigned long long)c->out.sub.dropped, (unsigned long long)c->out.sub.kernel_lost, unsent);
 	conn_free(c);
-}
-
-void conn_want_write(struct rt_conn *c, bool on)
-{
-	/* Fails only for a source already gone: its connection is being freed. */
-	(void)sd_event_source_set_io_events(c->io, EPOLLIN | (on ? EPOLLOUT : 0));
 }
 
 int conn_push(struct rt_conn *c, struct rt_buf *b)
@@ -271,46 +272,23 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 	return ret < 0 ? ret : 0;
 }
 
-/*
- * For trace.dat writers: kallsyms, printk formats and saved cmdlines, read
- * now (cmdlines change). A text that cannot be read is left out, not fatal:
- * the file then shows addresses or "<...>", as trace-cmd's would.
- */
+/* For trace.dat writers: the host's texts as they are now (host.c reads them). */
 static int push_host_texts(struct rt_conn *c)
 {
-	static const char *const names[] = { "kallsyms", "printk_formats", "saved_cmdlines" };
-	char *text[3] = { NULL };
-	size_t len[3] = { 0 };
 	struct rt_host_texts t;
 	struct rt_buf b = { 0 };
 	int ret;
 
-	for (int i = 0; i < 3; i++) {
-		if (rt_session_read_text(c->srv->session, names[i], &text[i], &len[i]))
-			rt_log(LOG_NOTICE, "client %s: no %s to send", c->name, names[i]);
-		/* Together they must fit in one frame a client accepts. */
-		if (text[i] && len[i] > (i == 0 ? RT_WIRE_MAX_FRAME_DEFAULT - (4u << 20) : 1u << 20)) {
-			rt_log(LOG_NOTICE, "client %s: %s is %zu bytes, too big to send", c->name,
-			       names[i], len[i]);
-			free(text[i]);
-			text[i] = NULL;
-		}
-	}
-	t = (struct rt_host_texts){
-		.kallsyms = text[0], .kallsyms_len = len[0],
-		.printk_formats = text[1], .printk_formats_len = len[1],
-		.saved_cmdlines = text[2], .saved_cmdlines_len = len[2],
-	};
+	rt_host_texts_read(&t, c->srv->session, c->name);
 	ret = rt_encode_host_texts_frame(&t, &b);
 	if (!ret)
 		ret = conn_push(c, &b);
 	rt_buf_free(&b);
-	for (int i = 0; i < 3; i++)
-		free(text[i]);
+	rt_host_texts_free(&t);
 	return ret;
 }
 
-uint64_t server_clock_ns(clockid_t id)
+static uint64_t server_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
@@ -573,46 +551,6 @@ static void on_frame(struct rt_conn *c, Ringtap__Frame *f)
 	}
 }
 
-/* recv() or its TLS equivalent: n > 0, 0 at the end, -EAGAIN, -errno. */
-static ssize_t conn_read(struct rt_conn *c, void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (c->tls)
-		return rt_tls_read(c->tls, buf, len);
-	n = recv(c->fd, buf, len, MSG_DONTWAIT);
-	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
-}
-
-/*
- * Frames queued at once go out in one call: a page per send() is most of a
- * raw stream's cost. A page's frame is three pieces (its page is shared).
- */
-#define PIECES_PER_WRITE 192
-
-/*
- * Writes what the queue holds: a gather of its frames with one sendmsg, or
- * through TLS the head frame (a retry after -EAGAIN must offer TLS the same
- * bytes again). n > 0, -EAGAIN, -errno.
- */
-static ssize_t conn_write_queue(struct rt_conn *c)
-{
-	struct iovec iov[PIECES_PER_WRITE];
-	struct msghdr msg = { .msg_iov = iov };
-	ssize_t n;
-
-	msg.msg_iovlen = rt_subscriber_peekv(&c->out.sub, iov, c->tls ? 1 : PIECES_PER_WRITE);
-	if (c->tls)
-		return rt_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
-	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
-}
-
-static const char *conn_error(struct rt_conn *c, ssize_t err)
-{
-	return c->tls ? rt_tls_conn_error(c->tls) : strerror((int)-err);
-}
-
 /*
  * The certificate's common name decides what it may subscribe to; a name
  * the clients file does not list may connect, to be told so, but select
@@ -648,7 +586,6 @@ static int on_conn_more(sd_event_source *s, void *userdata)
 	return on_conn_io(c->io, c->fd, EPOLLIN, c);
 }
 
-/* Reads one connection takes at a time before the others (and the ring buffers) get theirs. */
 #define READS_PER_TURN 16
 
 /* The TLS handshake goes on; false when the connection is done for (closed or refused). */
@@ -688,6 +625,12 @@ static bool conn_take_input(struct rt_conn *c)
 
 	/* Until it would block: TLS may hold decrypted bytes the socket no longer shows. */
 	while ((n = conn_read(c, buf, sizeof(buf))) != -EAGAIN) {
+		/* After its Bye a peer may end its side and read on: it is owed the rest. */
+		if (n == 0 && c->leaving) {
+			c->peer_shut = true;
+			conn_want_write(c, rt_subscriber_queued_any(&c->out.sub));
+			return true;
+		}
 		if (n <= 0) {
 			conn_close(c, n == 0 ? "disconnected" : conn_error(c, n));
 			return false;
@@ -737,42 +680,6 @@ static bool conn_take_input(struct rt_conn *c)
 	return true;
 }
 
-bool conn_write(struct rt_conn *c)
-{
-	for (;;) {
-		ssize_t n;
-
-		if (!rt_subscriber_queued_any(&c->out.sub)) {
-			/* Drained: report what was dropped meanwhile, then rest. */
-			if (rt_subscriber_flush_losses(&c->out.sub) == 0 && rt_subscriber_queued_any(&c->out.sub))
-				continue;
-			if (c->state == CONN_CLOSING) {
-				conn_close(c, "closed");
-				return false;
-			}
-			conn_want_write(c, false);
-			return true;
-		}
-		n = conn_write_queue(c);
-		if (n == -EAGAIN) {
-			conn_want_write(c, true);
-			/*
-			 * TLS may have sealed part of the head into a record that waits
-			 * for room: the retry must offer the same bytes, so a stop's
-			 * abandon must keep that frame.
-			 */
-			rt_subscriber_head_held(&c->out.sub, c->tls != NULL);
-			return true;
-		}
-		if (n < 0) {
-			conn_close(c, "vanished mid-write");
-			return false;
-		}
-		rt_subscriber_head_held(&c->out.sub, false);
-		rt_subscriber_consume(&c->out.sub, (size_t)n);
-	}
-}
-
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct rt_conn *c = userdata;
@@ -791,7 +698,18 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		/* What came with the handshake's last flight is read below. */
 		revents |= EPOLLIN;
 	}
-	if ((revents & EPOLLIN) && !conn_take_input(c))
+	/*
+	 * Its last frames (an Error, a Refusal, our Bye) are owed to a peer
+	 * that may have ended its side already: finding that end must not
+	 * close the connection before they are out.
+	 */
+	if (c->state == CONN_CLOSING) {
+		if (revents & EPOLLIN)
+			conn_discard_input(c);
+		conn_write(c);
+		return 0;
+	}
+	if ((revents & EPOLLIN) && !c->peer_shut && !conn_take_input(c))
 		return 0;
 	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		conn_write(c);

@@ -31,14 +31,13 @@
 
 struct rt_acl;
 struct rt_layout;
-struct rt_legacy_layout;
 struct rt_server_opts;
 struct rt_session;
 struct rt_tls;
 struct rt_tls_conn;
-struct tep_event;
-struct rt_filter;
 
+/* Reads one connection takes at a time before the others (and the ring buffers) get theirs. */
+#define READS_PER_TURN 16
 /* A client says little: Hello, Update, Bye. Anything bigger is not one. */
 #define CLIENT_MAX_FRAME (64u << 10)
 /* An idle link hears from us this often, so both ends can tell it is alive. */
@@ -47,7 +46,6 @@ struct rt_filter;
 #define PENDING_CLIENTS 16u
 
 enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
-
 
 struct rt_conn {
 	struct rt_server *srv;
@@ -81,6 +79,7 @@ struct rt_conn {
 	unsigned int latency_ms;	/* the bound it asked; 0: the daemon's */
 	bool said_bye;		/* a Bye is queued or sent: the stream ends here */
 	bool leaving;		/* said Bye: drain passes until one reads all, then ours */
+	bool peer_shut;		/* its side ended: nothing more to read, what it is owed goes */
 	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
@@ -130,11 +129,23 @@ int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events);
 void conn_free(struct rt_conn *c);
 /* Logs what the connection got and frees it. */
 void conn_close(struct rt_conn *c, const char *why);
+/* Connections in one state (the limits, the subscribers counted). */
+unsigned int conn_count(const struct rt_server *srv, enum conn_state state);
 /* A peer's connections in one state (the per-peer limits). */
 unsigned int conn_count_of(const struct rt_server *srv, const char *owner, enum conn_state state);
+/* conn_io.c */
+/* EPOLLOUT asked or not; EPOLLIN until the peer ended its side. */
 void conn_want_write(struct rt_conn *c, bool on);
 /* The queue onto the socket, as far as it takes it; false when c was closed (freed). */
 bool conn_write(struct rt_conn *c);
+/* recv() or its TLS equivalent: n > 0, 0 at the end, -EAGAIN, -errno. */
+ssize_t conn_read(struct rt_conn *c, void *buf, size_t len);
+/* What a failed read or write of c means, for the log. */
+const char *conn_error(struct rt_conn *c, ssize_t err);
+/* A closing connection's input read and thrown away, to find the peer's end. */
+void conn_discard_input(struct rt_conn *c);
+
+/* conn.c, again */
 /* Queues a frame (b is emptied either way) and asks to write it. */
 int conn_push(struct rt_conn *c, struct rt_buf *b);
 /* An Error frame, then the close once it is written. */
@@ -144,4 +155,3 @@ int conn_push_heartbeat(struct rt_conn *c);
 void conn_out_of_memory(struct rt_conn *c, const char *what);
 /* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
 void conn_leave(struct rt_conn *c);
-uint64_t server_clock_ns(clockid_t id);

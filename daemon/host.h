@@ -2,7 +2,8 @@
 #pragma once
 /*
  * host: who a stream comes from, as the Welcome and the NATS subjects name
- * it: hostname, kernel release, boot id, CPUs and trace clock, read once.
+ * it: hostname, kernel release, boot id, CPUs and trace clock, read once;
+ * and the texts a trace.dat writer needs from it, read when asked.
  */
 #include <sys/utsname.h>
 
@@ -19,3 +20,12 @@ struct rt_host_id {
 
 /* What cannot be read is "?". */
 void rt_host_id_read(struct rt_host_id *id, const struct rt_session *session);
+
+/*
+ * kallsyms, printk formats and saved cmdlines, read now (cmdlines change).
+ * A text that cannot be read, or is too big for one frame a client accepts,
+ * is left out and said in the log for client: the file then shows addresses
+ * or "<...>", as trace-cmd's would.
+ */
+void rt_host_texts_read(struct rt_host_texts *t, struct rt_session *session, const char *client);
+void rt_host_texts_free(struct rt_host_texts *t);

@@ -5,7 +5,6 @@
  * the pid list written through tracefs.c, each change logged once.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,10 +128,4 @@ void selection_apply(struct rt_session *s, const struct rt_layout *layout,
 		set_pids(s, plan.pids);
 		selection_plan_release(&plan);
 	}
-	/*
-	 * The last connection gone: give back what the busiest moment took
-	 * (full queues of slow readers), or an idle daemon keeps its peak for good.
-	 */
-	if (!n_subs)
-		malloc_trim(0);
 }

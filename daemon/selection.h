@@ -90,8 +90,7 @@ int selection_subscribe(struct rt_session *session, struct rt_layout *layout,
 /*
  * After a subscription came, changed or went: the kernel asked what
  * selection_plan() decides for subs (unless stopping, when everything stays
- * as it is). With no connection left, the memory the busiest moment took
- * (full queues of slow readers) is given back.
+ * as it is).
  */
 void selection_apply(struct rt_session *session, const struct rt_layout *layout,
 		     const struct selection_sub *subs, size_t n_subs, bool user_space,

@@ -142,11 +142,7 @@ int rt_server_reload_clients(struct rt_server *srv)
 
 unsigned int rt_server_subscribers(const struct rt_server *srv)
 {
-	unsigned int n = 0;
-
-	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		n += c->state == CONN_STREAMING;
-	return n;
+	return conn_count(srv, CONN_STREAMING);
 }
 
 unsigned int rt_server_latency_ms(const struct rt_server *srv, unsigned int daemon_ms)
