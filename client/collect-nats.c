@@ -12,6 +12,7 @@
 #include <nats/nats.h>
 
 #include "collect-nats.h"
+#include "config.h"
 #include "published.h"
 
 /* How long one wait for a message lasts: the limits and signals are looked at between. */
@@ -172,7 +173,7 @@ int rt_collect_nats_main(int argc, char **argv)
 		{}
 	};
 	struct rt_collect_nats_opts o = { 0 };
-	const char *url = NULL, *outdir = ".", *stream = "RINGTAP";
+	const char *url = NULL, *outdir = ".", *stream = rt_config_default_str(RT_CONF_NATS_STREAM);
 	char *end;
 	int c;
 

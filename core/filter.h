@@ -5,9 +5,10 @@
  * exactly as Debian 6.1's kernel/trace/trace_events_filter.c does.
  *
  * A subscriber's filter may also be written into the kernel's filter files
- * (conn.c). Both must keep the same records, or a subscriber's records would
- * depend on who else is subscribed; so this module follows the kernel rule
- * for rule, quirks included, rather than libtraceevent's different dialect:
+ * (daemon/selection.c decides, selection-edge.c writes). Both must keep the
+ * same records, or a subscriber's records would depend on who else is
+ * subscribed; so this module follows the kernel rule for rule, quirks
+ * included, rather than libtraceevent's different dialect:
  *
  *   expr  := and ("||" and)*
  *   and   := unary ("&&" unary)*

@@ -150,3 +150,19 @@ static inline bool rt_data_loc(uint32_t word, size_t word_offset, bool relative,
 	*start = (uint32_t)at;
 	return true;
 }
+
+/*
+ * The same rule the other way: the word for a part of len bytes at start
+ * (from the record's start). False when the part's length or its offset
+ * does not fit in 16 bits.
+ */
+static inline bool rt_data_loc_make(size_t start, size_t word_offset, bool relative, size_t len,
+				    uint32_t *word)
+{
+	size_t at = relative ? start - (word_offset + 4) : start;
+
+	if ((relative && start < word_offset + 4) || at > 0xffff || len > 0xffff)
+		return false;
+	*word = (uint32_t)len << 16 | (uint32_t)at;
+	return true;
+}

@@ -106,6 +106,7 @@ int rt_legacy_rewrite(const struct rt_legacy_layout *lg, const struct rt_record 
 	for (struct tep_format_field *f = rec->event->format.fields; f; f = f->next, i++) {
 		const uint8_t *p;
 		unsigned int len;
+		uint32_t word;
 
 		if (rt_record_field_bytes(rec, f, &p, &len))
 			return -ERANGE;
@@ -119,13 +120,11 @@ int rt_legacy_rewrite(const struct rt_legacy_layout *lg, const struct rt_record 
 			continue;
 		}
 		/* Dynamic data follows the fixed part; the location word points at it. */
-		if (dyn + len > out_size || dyn > 0xffff || len > 0xffff)
+		if (dyn + len > out_size ||
+		    !rt_data_loc_make(dyn, offsets[i], f->flags & TEP_FIELD_IS_RELATIVE, len, &word))
 			return -ENOSPC;
 		memcpy(out + dyn, p, len);
-		put_uint(out + offsets[i],
-			 ((uint64_t)len << 16) |
-				 ((f->flags & TEP_FIELD_IS_RELATIVE) ? dyn - offsets[i] - 4 : dyn),
-			 4, l->big_endian);
+		put_uint(out + offsets[i], word, 4, l->big_endian);
 		dyn += len;
 	}
 	return (int)dyn;

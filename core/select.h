@@ -7,10 +7,11 @@
  * A subscription is served in three steps: rt_select_events() checks the
  * request against the catalogue of events the kernel offers, the
  * certificate's allowed globs and max_events, and returns what to enable;
- * the server enables those (tracefs.c), which teaches their formats to the
- * layout; rt_select_filter() and rt_select_fields() then check the filter
- * and the projection against those formats. Nothing is enabled for a
- * request that the first step refuses. Pure.
+ * the daemon enables those (selection-edge.c, through tracefs.c), which
+ * teaches their formats to the layout; rt_select_filter() and
+ * rt_select_fields() then check the filter and the projection against
+ * those formats. Nothing is enabled for a request that the first step
+ * refuses. Pure.
  */
 #include <stdbool.h>
 #include <stddef.h>

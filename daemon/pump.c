@@ -216,7 +216,8 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 
 /*
  * What a drain queued goes out as it ends: a pass's pages in one write to
- * each subscriber (one whose queue fills past half writes sooner, fanout.c).
+ * each subscriber (one whose queue fills past half writes sooner:
+ * rt_server_end_page(), server.c).
  */
 static void drained(struct rt_pump *p)
 {

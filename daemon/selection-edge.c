@@ -41,7 +41,8 @@ int selection_subscribe(struct rt_session *session, struct rt_layout *layout,
 	ret = rt_session_enable(session, layout, &sel, why);
 	/*
 	 * Symbols make pointers readable; without them they stay addresses.
-	 * Read once, by the first subscription that selects a pointer field.
+	 * Read once, when the layout first has a pointer field (any event's,
+	 * settings' events included).
 	 */
 	(void)rt_session_symbols(session, layout);
 	evs = calloc(sel.n + 1, sizeof(*evs));

@@ -5,8 +5,10 @@
  *
  * Listens on the Unix socket (from systemd, or its own) and, when set, a
  * TCP listener with TLS and client certificates (listener.c); runs each
- * connection's handshake and stream (conn.c); takes records, pages and
- * losses from the pump and queues each for those who selected it
+ * connection's handshake and stream (conn.c); switches on the events
+ * subscriptions name and keeps the kernel's filters and pid list to their
+ * union (selection.c decides, selection-edge.c writes); takes records,
+ * pages and losses from the pump and queues each for those who selected it
  * (fanout.c). Logs each client's coming and going, once. Every function
  * here is defined in server.c.
  */

@@ -12,6 +12,7 @@
 #include <event-parse.h>
 #include <tracefs/tracefs.h>
 
+#include "config.h"
 #include "layout.h"
 #include "read_file.h"
 #include "select.h"
@@ -480,7 +481,8 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 	}
 	s->read_only = o->tracing_dir && !o->instance_name;
 	if (!s->read_only) {
-		const char *name = o->instance_name ? o->instance_name : "ringtap";
+		const char *name = o->instance_name ? o->instance_name :
+						       rt_config_default_str(RT_CONF_INSTANCE);
 
 		if (tracefs_instance_exists(name)) {
 			/* Left by a run that did not exit cleanly: nobody else names it ours. */

@@ -508,7 +508,7 @@ static void test_rel_loc(const char *root)
 	struct fixture fx;
 	const uint8_t *p;
 	unsigned int len;
-	uint32_t start, n;
+	uint32_t start, n, word;
 
 	CHECK(rt_data_loc((6u << 16) | 10, 28, false, 16, &start, &n));
 	CHECK_EQ(start, 10);
@@ -518,6 +518,14 @@ static void test_rel_loc(const char *root)
 	CHECK_EQ(start, 14);
 	CHECK_EQ(n, 3);
 	CHECK(!rt_data_loc((3u << 16) | 2, 8, true, 16, &start, &n));
+	/* Made words read back the same: what the legacy rewrite writes. */
+	CHECK(rt_data_loc_make(10, 28, false, 6, &word));
+	CHECK_EQ(word, (6u << 16) | 10);
+	CHECK(rt_data_loc_make(14, 8, true, 3, &word));
+	CHECK_EQ(word, (3u << 16) | 2);
+	CHECK(!rt_data_loc_make(10, 8, true, 3, &word));
+	CHECK(!rt_data_loc_make(0x10000, 8, false, 3, &word));
+	CHECK(!rt_data_loc_make(10, 8, false, 0x10000, &word));
 	if (fixture_open(&fx, root, "stock", all_events)) {
 		CHECK(!"fixture opens");
 		return;

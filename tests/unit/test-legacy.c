@@ -8,6 +8,7 @@
  */
 #include "fixture.h"
 #include "legacy.h"
+#include "padded-2012.h"
 
 /* The hard-coded reader: offsets as a 2012 tool compiled them in. */
 struct old_tool_view {
@@ -24,11 +25,11 @@ static void old_tool_read(const uint8_t *rec, unsigned int size, struct old_tool
 	unsigned int off, len;
 
 	memset(v, 0, sizeof(*v));
-	memcpy(&v->pid, rec + 4, 4);
-	memcpy(&v->seq, rec + 16, 8);
-	memcpy(&v->cpu, rec + 24, 4);
-	memcpy(v->tag, rec + 28, 8);
-	memcpy(&loc, rec + 36, 4);
+	memcpy(&v->pid, rec + PADDED_2012_PID_AT, 4);
+	memcpy(&v->seq, rec + PADDED_2012_SEQ_AT, 8);
+	memcpy(&v->cpu, rec + PADDED_2012_CPU_AT, 4);
+	memcpy(v->tag, rec + PADDED_2012_TAG_AT, PADDED_2012_TAG_SIZE);
+	memcpy(&loc, rec + PADDED_2012_MSG_AT, 4);
 	off = loc & 0xffff;
 	len = loc >> 16;
 	if (off + len <= size && len < sizeof(v->msg))

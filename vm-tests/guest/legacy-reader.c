@@ -2,8 +2,8 @@
 /*
  * rt-guest-legacy-reader: a tool written the way PowerTOP 1.x was. It knows
  * the 2012 kernels' event layout by heart: the 12-byte common header, then
- * the test event's seq at 16, cpu at 24, tag at 28 and the msg location at
- * 36. It learns only the event's id, from the Schema.
+ * the test event's fields at padded-2012.h's offsets. It learns only the
+ * event's id, from the Schema.
  *
  *   fixed: takes ringtapd's FIXED encoding (padded-2012): right on every kernel
  *   raw:   walks the raw sub-buffers itself (kbuffer: the page format did not
@@ -18,6 +18,7 @@
 
 #include <kbuffer.h>
 
+#include "padded-2012.h"
 #include "ringtap.h"
 
 static unsigned long events, right, wrong;
@@ -32,16 +33,16 @@ static void check(const uint8_t *rec, unsigned int size)
 	char tag[9] = "", msg[64] = "", want[64];
 	unsigned int off, len;
 
-	if (size < 40)
+	if (size < PADDED_2012_FIXED_SIZE)
 		return;
-	memcpy(&type, rec, 2);
+	memcpy(&type, rec + PADDED_2012_TYPE_AT, 2);
 	if (type != test_id)
 		return;
 	events++;
-	memcpy(&seq, rec + 16, 8);
-	memcpy(&cpu, rec + 24, 4);
-	memcpy(tag, rec + 28, 8);
-	memcpy(&loc, rec + 36, 4);
+	memcpy(&seq, rec + PADDED_2012_SEQ_AT, 8);
+	memcpy(&cpu, rec + PADDED_2012_CPU_AT, 4);
+	memcpy(tag, rec + PADDED_2012_TAG_AT, PADDED_2012_TAG_SIZE);
+	memcpy(&loc, rec + PADDED_2012_MSG_AT, 4);
 	off = loc & 0xffff;
 	len = loc >> 16;
 	if (off + len <= size && len < sizeof(msg))

@@ -35,6 +35,7 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 
+#include "padded-2012.h"
 #include "ringtap.h"
 
 #define MAX_CPUS 8
@@ -75,12 +76,6 @@ struct conn {
 	struct tep_format_field *seq_at;
 	int test_id;
 };
-
-/*
- * FIXED: records in the padded-2012 layout, which is a promise to old tools
- * (core/legacy.c, rt-guest-legacy-reader): the test event's seq at 16.
- */
-#define FIXED_SEQ_AT 16
 
 static uint64_t now_ns(void)
 {
@@ -191,11 +186,11 @@ static void take(struct conn *k, const struct ringtap_event *ev)
 		saw(k, cpu, ev->record->fields[k->seq_field]->u);
 		break;
 	case RINGTAP_FIXED:
-		if (ev->fixed->data.len < FIXED_SEQ_AT + sizeof(seq)) {
+		if (ev->fixed->data.len < PADDED_2012_SEQ_AT + sizeof(seq)) {
 			fprintf(stderr, "fixed: a record of %zu bytes\n", ev->fixed->data.len);
 			exit(1);
 		}
-		memcpy(&seq, ev->fixed->data.data + FIXED_SEQ_AT, sizeof(seq));
+		memcpy(&seq, ev->fixed->data.data + PADDED_2012_SEQ_AT, sizeof(seq));
 		saw(k, cpu, seq);
 		break;
 	case RINGTAP_PAGE:
