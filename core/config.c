@@ -103,23 +103,45 @@ unsigned long rt_config_default_num(enum rt_config_key key)
 	return key < RT_CONF_N_KEYS ? keys[key].def_num : 0;
 }
 
+unsigned long rt_config_key_max(enum rt_config_key key)
+{
+	return key < RT_CONF_N_KEYS ? keys[key].max : 0;
+}
+
+int rt_config_number(const char *text, unsigned long min, unsigned long max, unsigned long *out,
+		     struct rt_why *why)
+{
+	unsigned long v;
+	char *end;
+
+	/* strtoul alone would take blanks, a sign (and negate) and a tail. */
+	if (*text < '0' || *text > '9')
+		return rt_why_set(why, -EINVAL, "not a number");
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (*end)
+		return rt_why_set(why, -EINVAL, "not a number");
+	if (errno || v < min || v > max)
+		return rt_why_set(why, -EINVAL, "out of range (%lu to %lu)", min, max);
+	*out = v;
+	return 0;
+}
+
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,
 		  struct rt_why *why)
 {
 	const struct key_desc *d;
 	unsigned long v;
-	char *end;
+	int ret;
 
-	if (key >= RT_CONF_N_KEYS) {
+	if (key >= RT_CONF_N_KEYS)
 		return rt_why_set(why, -EINVAL, "unknown key");
-	}
 	d = &keys[key];
 	if (d->is_string) {
 		char *copy;
 
-		if (!*value) {
+		if (!*value)
 			return rt_why_set(why, -EINVAL, "empty value");
-		}
 		copy = strdup(value);
 		if (!copy)
 			return -ENOMEM;
@@ -128,17 +150,9 @@ int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *val
 		cfg->given |= 1u << key;
 		return 0;
 	}
-	errno = 0;
-	if (*value < '0' || *value > '9') {
-		return rt_why_set(why, -EINVAL, "not a number");
-	}
-	v = strtoul(value, &end, 10);
-	if (*end || errno) {
-		return rt_why_set(why, -EINVAL, "not a number");
-	}
-	if (v < d->min || v > d->max) {
-		return rt_why_set(why, -EINVAL, "out of range");
-	}
+	ret = rt_config_number(value, d->min, d->max, &v, why);
+	if (ret)
+		return ret;
 	cfg->num[key] = v;
 	cfg->given |= 1u << key;
 	return 0;
@@ -186,15 +200,23 @@ int rt_config_parse(struct rt_config *cfg, const char *text, size_t len, unsigne
 		while (vend > v && is_blank(vend[-1]))
 			vend--;
 		key = rt_config_key_by_name(k, (size_t)(kend - k));
-		if (key < 0 || memchr(k, '-', (size_t)(kend - k))) {
-			return rt_why_set(why, -EINVAL, "unknown key");
-		}
+		if (key < 0 || memchr(k, '-', (size_t)(kend - k)))
+			return rt_why_set(why, -EINVAL, "unknown key '%.*s'", (int)(kend - k), k);
 		if ((size_t)(vend - v) >= sizeof(value) || memchr(v, '\0', (size_t)(vend - v))) {
-			return rt_why_set(why, -EINVAL, "value too long or not text");
+			return rt_why_set(why, -EINVAL, "%s: value too long or not text",
+					  keys[key].name);
 		}
 		memcpy(value, v, (size_t)(vend - v));
 		value[vend - v] = '\0';
 		ret = rt_config_set(cfg, (enum rt_config_key)key, value, why);
+		if (ret && why) {
+			/* The line's key and value before the reason, which is why's text. */
+			char reason[sizeof(why->text)];
+
+			memcpy(reason, why->text, sizeof(reason));
+			rt_why_set(why, ret, "%s%s%s: %s", keys[key].name, *value ? " = " : "",
+				   value, reason);
+		}
 		if (ret)
 			return ret;
 	}

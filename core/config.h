@@ -68,6 +68,17 @@ bool rt_config_key_reloadable(enum rt_config_key key);
 const char *rt_config_default_str(enum rt_config_key key);
 unsigned long rt_config_default_num(enum rt_config_key key);
 
+/* A number key's largest value. */
+unsigned long rt_config_key_max(enum rt_config_key key);
+
+/*
+ * A whole decimal number from min to max, as every number key is read: no
+ * sign, blank or suffix. -EINVAL with *why ("not a number", "out of range
+ * (MIN to MAX)") otherwise.
+ */
+int rt_config_number(const char *text, unsigned long min, unsigned long max, unsigned long *out,
+		     struct rt_why *why);
+
 /* Sets one key from its text; -EINVAL with *why for a value out of range. */
 int rt_config_set(struct rt_config *cfg, enum rt_config_key key, const char *value,
 		  struct rt_why *why);

@@ -5,6 +5,7 @@
  * queue written as the socket takes it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,8 +263,15 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 		ret = -ENOMEM;
 	if (!ret && c->out.encoding == RINGTAP__ENCODING__DECODED)
 		ret = rt_select_fields(sub->fields, sub->n_fields, events, n, &c->out.only, why);
-	if (!ret && rt_subscriber_select_cpus(&c->out.sub, sub->cpus, sub->n_cpus))
-		ret = rt_why_set(why, -EINVAL, "a CPU this machine does not have");
+	if (!ret && rt_subscriber_select_cpus(&c->out.sub, sub->cpus, sub->n_cpus)) {
+		int ncpus = rt_session_ncpus(srv->session);
+		size_t i = 0;
+
+		while (i + 1 < sub->n_cpus && sub->cpus[i] < (uint32_t)ncpus)
+			i++;
+		ret = rt_why_set(why, -EINVAL, "CPU %" PRIu32 ": this machine has cpu0 to cpu%d only",
+				 sub->cpus[i], ncpus - 1);
+	}
 	if (!ret)
 		ret = rt_subscriber_select_pids(&c->out.sub, sub->pids, sub->n_pids);
 	c->out.common = sub->has_common_fields && sub->common_fields;

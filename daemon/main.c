@@ -98,6 +98,11 @@ static int start_session(struct ringtapd *d)
 	}
 	if (rt_session_reclaimed(d->session))
 		rt_log(LOG_WARNING, "removed a stale instance left by an earlier run");
+	/* Warned, not refused: a tree or machine with a hole still has its first CPUs to read. */
+	if (rt_session_cpu_gap(d->session) >= 0)
+		rt_log(LOG_WARNING, "%s has no per_cpu/cpu%d: reading cpu0 to cpu%d only, not the "
+		       "CPUs after it", d->opts.tracing_dir ?: "the instance",
+		       rt_session_cpu_gap(d->session), rt_session_ncpus(d->session) - 1);
 	/* Before any thread of ours starts: event-fork then covers them. */
 	if (!d->cfg.num[RT_CONF_TRACE_SELF] && (ret = rt_session_exclude_self(d->session)))
 		rt_log(LOG_WARNING, "leaving ringtapd out of its trace: %s; it traces itself",
@@ -111,6 +116,15 @@ static int start_session(struct ringtapd *d)
 	return 0;
 }
 
+/* A glob that matched nothing says all in its reason; errno's text (ENOENT) adds nothing. */
+static void log_enable_error(const char *what, const struct rt_why *why, int ret)
+{
+	if (ret == -ENOENT && !strncmp(why->text, "no event matches", 16))
+		rt_log(LOG_ERR, "%s%s", what, why->text);
+	else
+		rt_log(LOG_ERR, "%senabling events: %s: %s", what, why->text, strerror(-ret));
+}
+
 static int enable_events(struct ringtapd *d)
 {
 	struct rt_why why = { "" };
@@ -120,14 +134,14 @@ static int enable_events(struct ringtapd *d)
 		ret = rt_session_enable_globs(d->session, d->layout,
 					      (const char *const *)d->event_globs, &why);
 	if (ret < 0) {
-		rt_log(LOG_ERR, "enabling events: %s: %s", why.text, strerror(-ret));
+		log_enable_error("", &why, ret);
 		return ret;
 	}
 	if (d->nats_globs)
 		ret = rt_session_enable_globs(d->session, d->layout,
 					      (const char *const *)d->nats_globs, &why);
 	if (ret < 0) {
-		rt_log(LOG_ERR, "enabling nats_events: %s: %s", why.text, strerror(-ret));
+		log_enable_error("nats_events: ", &why, ret);
 		return ret;
 	}
 	ret = rt_session_symbols(d->session, d->layout);

@@ -29,8 +29,9 @@ int rt_read_file(const char *path, size_t max, char **out, size_t *out_len)
 		}
 		r = fread(text + len, 1, cap - len - 1, f);
 		if (!r) {
+			/* errno says what: a directory given for a file is EISDIR. */
 			if (ferror(f))
-				ret = -EIO;
+				ret = errno ? -errno : -EIO;
 			break;
 		}
 		len += r;

@@ -162,9 +162,50 @@ static const struct { char opt; enum rt_config_key key; } short_keys[] = {
 	{ 'e', RT_CONF_EVENTS }, { 's', RT_CONF_SOCKET }, { 'g', RT_CONF_GROUP },
 	{ 'i', RT_CONF_INSTANCE }, { 'b', RT_CONF_BUFFER_KB }, { 'C', RT_CONF_CLOCK },
 };
+/* The most seconds --duration takes: far beyond any run, well within the timer's reach. */
+#define DURATION_MAX_SEC 4294967295UL
+
+/* --duration: seconds, a fraction down to the microsecond the timer counts. */
+static int take_duration(struct ringtapd *d)
+{
+	size_t digits = strspn(optarg, "0123456789");
+	double sec;
+
+	/* strtod alone would take blanks, a sign, exponents, hex, "inf" and "nan". */
+	if (optarg[digits] == '.')
+		digits += 1 + strspn(optarg + digits + 1, "0123456789");
+	if (!*optarg || optarg[digits] || optarg[digits - 1] == '.') {
+		fprintf(stderr, "ringtapd: --duration=%s: not a number of seconds\n", optarg);
+		return -EINVAL;
+	}
+	sec = strtod(optarg, NULL);
+	if (sec * 1e6 < 1 || sec > DURATION_MAX_SEC) {
+		fprintf(stderr, "ringtapd: --duration=%s: out of range (0.000001 to %lu seconds)\n",
+			optarg, DURATION_MAX_SEC);
+		return -EINVAL;
+	}
+	d->duration_us = (uint64_t)(sec * 1e6);
+	return 0;
+}
+
+/* --wait-subscribers: never more than max_clients could ever let in. */
+static int take_wait_subscribers(struct ringtapd *d)
+{
+	struct rt_why why = { "" };
+	unsigned long n;
+
+	if (rt_config_number(optarg, 0, rt_config_key_max(RT_CONF_MAX_CLIENTS), &n, &why)) {
+		fprintf(stderr, "ringtapd: --wait-subscribers=%s: %s\n", optarg, why.text);
+		return -EINVAL;
+	}
+	d->wait_subscribers = (unsigned int)n;
+	return 0;
+}
+
 /*
  * One option's effect on d; *key is set to the config key it gives a value
- * (-1: none). -EINVAL for an option that is not ours.
+ * (-1: none). -EINVAL for an option that is not ours (-EBADMSG for a value
+ * of ours it refused, said on stderr).
  */
 static int take_option(struct ringtapd *d, int c, int idx, int *key)
 {
@@ -181,14 +222,12 @@ static int take_option(struct ringtapd *d, int c, int idx, int *key)
 		*key = rt_config_key_by_name(longopts[idx].name, strlen(longopts[idx].name));
 		break;
 	case OPT_WAIT_SUBSCRIBERS:
-		d->wait_subscribers = (unsigned int)strtoul(optarg, NULL, 10);
-		break;
+		return take_wait_subscribers(d) ? -EBADMSG : 0;
 	case 't':
 		d->opts.tracing_dir = optarg;
 		break;
 	case 'd':
-		d->duration_us = (uint64_t)(strtod(optarg, NULL) * 1e6);
-		break;
+		return take_duration(d) ? -EBADMSG : 0;
 	case OPT_STDOUT:
 		d->to_stdout = true;
 		break;
@@ -222,22 +261,28 @@ static int take_option(struct ringtapd *d, int c, int idx, int *key)
 int ringtapd_parse_args(struct ringtapd *d, int argc, char **argv)
 {
 	struct rt_why why = { "" };
-	int c, idx;
+	int c, idx, ret;
 
 	d->config_path = RT_CONFIG_DEFAULT_PATH;
 	rt_config_defaults(&d->cli);
 	while ((c = getopt_long(argc, argv, "c:e:s:g:i:b:C:t:d:hV", longopts, &idx)) != -1) {
 		int key;
 
-		if (take_option(d, c, idx, &key)) {
+		ret = take_option(d, c, idx, &key);
+		if (ret == -EINVAL)
 			usage(stderr);
+		if (ret)
 			return -EINVAL;
-		}
 		if (d->exit_now)
 			return 0;
 		if (key >= 0 && rt_config_set(&d->cli, (enum rt_config_key)key, optarg, &why)) {
-			fprintf(stderr, "ringtapd: --%s=%s: %s\n",
-				rt_config_key_name((enum rt_config_key)key), optarg, why.text);
+			char name[64];
+
+			/* Named as the long option, whichever spelling was given. */
+			snprintf(name, sizeof(name), "%s", rt_config_key_name((enum rt_config_key)key));
+			for (char *u = strchr(name, '_'); u; u = strchr(u, '_'))
+				*u = '-';
+			fprintf(stderr, "ringtapd: --%s=%s: %s\n", name, optarg, why.text);
 			return -EINVAL;
 		}
 	}

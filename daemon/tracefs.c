@@ -29,6 +29,7 @@ struct rt_session {
 	char *clock;			/* the clock in force, as the kernel reports it */
 	size_t buffer_kb;		/* what the kernel took, not what was asked */
 	int ncpus;			/* per_cpu/cpuN directories present */
+	int cpu_gap;			/* the first cpuN missing below one present, or -1 */
 	char **events;			/* "system:event" of every event enabled, NULL-terminated */
 	bool *pinned;			/* per event: enabled by the settings, stays on */
 	/*
@@ -98,19 +99,46 @@ struct rt_session_costs rt_session_costs(const struct rt_session *s)
 	return (struct rt_session_costs){ s->n_events, s->enable_writes, s->learn_ns, s->switch_ns };
 }
 
-static int count_cpus(const char *dir)
+int rt_session_cpu_gap(const struct rt_session *s)
+{
+	return s->cpu_gap;
+}
+
+static bool has_cpu(const char *dir, int n)
 {
 	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", dir, n);
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * CPUs are read from 0 up to the first one missing; a cpuN past that gap
+ * (a captured tree with a CPU left out) sets cpu_gap for the caller to say.
+ */
+static int count_cpus(struct rt_session *s, const char *dir)
+{
+	char path[4096];
+	struct dirent *e;
+	DIR *per_cpu;
 	int n = 0;
 
-	for (;;) {
-		struct stat st;
-
-		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", dir, n);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode))
-			return n;
+	while (has_cpu(dir, n))
 		n++;
+	snprintf(path, sizeof(path), "%s/per_cpu", dir);
+	per_cpu = opendir(path);
+	while (per_cpu && (e = readdir(per_cpu))) {
+		unsigned int cpu;
+		int end = 0;
+
+		if (sscanf(e->d_name, "cpu%u%n", &cpu, &end) == 1 && !e->d_name[end] &&
+		    cpu > (unsigned int)n)
+			s->cpu_gap = n;
 	}
+	if (per_cpu)
+		closedir(per_cpu);
+	return n;
 }
 
 /* Where sys:ev is in the list of events switched on, or -1. */
@@ -404,8 +432,13 @@ int rt_session_enable_globs(struct rt_session *s, struct rt_layout *l,
 		cat = rt_session_catalogue(s, true);
 		ret = rt_select_events(cat, globs, n, NULL, 0, &sel, why);
 	}
-	if (ret == -ENOENT)
-		return rt_why_set(why, ret, "no event matches '%s'", why ? why->text : "");
+	if (ret == -ENOENT && why) {
+		/* why holds the glob: copied out, as it is also where the text goes. */
+		char glob[sizeof(why->text)];
+
+		memcpy(glob, why->text, sizeof(glob));
+		return rt_why_set(why, ret, "no event matches '%s'", glob);
+	}
 	if (ret)
 		return ret;
 	ret = rt_session_enable(s, l, &sel, why);
@@ -458,9 +491,17 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->cpu_gap = -1;
 	if (o->tracing_dir) {
 		_cleanup_free_ char *dir = strdup(o->tracing_dir);
+		struct stat st;
 
+		/* libtracefs takes any path: a wrong one would be found out later, unnamed. */
+		ret = stat(o->tracing_dir, &st) ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		if (ret) {
+			rt_why_set(why, 0, "tracing directory %s", o->tracing_dir);
+			goto fail;
+		}
 		/* Also stops libtracefs from mounting anything on its own. */
 		if (!dir || tracefs_set_tracing_dir(dir)) {
 			rt_why_set(why, 0, "using the tracing directory");
@@ -522,12 +563,12 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 		_cleanup_free_ char *dir = s->instance ? tracefs_instance_get_dir(s->instance) :
 							 strdup(s->tracing_dir);
 
-		s->ncpus = dir ? count_cpus(dir) : 0;
-	}
-	if (!s->ncpus) {
-		rt_why_set(why, 0, "finding per_cpu directories");
-		ret = -ENOENT;
-		goto fail;
+		s->ncpus = dir ? count_cpus(s, dir) : 0;
+		if (!s->ncpus) {
+			rt_why_set(why, 0, "no directory per_cpu/cpu0 in %s", dir ?: "?");
+			ret = -ENOENT;
+			goto fail;
+		}
 	}
 	if (!s->read_only) {
 		ssize_t kb = tracefs_instance_get_buffer_size(s->instance, 0);

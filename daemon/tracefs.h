@@ -43,6 +43,11 @@ bool rt_session_read_only(const struct rt_session *session);
 bool rt_session_owned(const struct rt_session *session);
 /* A stale instance of ours was removed first. */
 bool rt_session_reclaimed(const struct rt_session *session);
+/*
+ * The first per_cpu/cpuN missing below one that is there (a captured tree
+ * with a CPU left out), or -1: only the CPUs below it are read.
+ */
+int rt_session_cpu_gap(const struct rt_session *session);
 /* "system:event" of every event on (n of them, when n is not NULL); valid until the next change. */
 const char *const *rt_session_events(const struct rt_session *session, size_t *n);
 /* Per event of rt_session_events(): enabled by the settings, stays on. */

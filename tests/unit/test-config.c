@@ -72,20 +72,43 @@ static void expect_error(const char *text, unsigned int want_line, const char *w
 
 static void test_errors(void)
 {
-	expect_error("max_clients = 8\nmax_client = 8\n", 2, "unknown key");
-	expect_error("# a\nmax-clients = 8\n", 2, "unknown key");	/* the option's spelling */
+	/* Each reason names the key (and the value it refuses) and, for a range, the range. */
+	expect_error("max_clients = 8\nmax_client = 8\n", 2, "unknown key 'max_client'");
+	expect_error("# a\nmax-clients = 8\n", 2, "unknown key 'max-clients'");	/* the option's */
 	expect_error("max_clients 8\n", 1, "expected \"key = value\"");
-	expect_error("\n\nmax_clients = eight\n", 3, "not a number");
-	expect_error("max_clients = -1\n", 1, "not a number");
-	expect_error("max_clients = 8x\n", 1, "not a number");
-	expect_error("max_clients = 0\n", 1, "out of range");
-	expect_error("max_clients = 99999999999999999999999\n", 1, "not a number");
-	expect_error("drain_ms = 10001\n", 1, "out of range");
-	expect_error("max_latency_ms = 9\n", 1, "out of range");
-	expect_error("wake_percent = 0\n", 1, "out of range");
-	expect_error("socket =\n", 1, "empty value");
-	expect_error("=3\n", 1, "unknown key");
-	expect_error("max_queue_kb = 63\n", 1, "out of range");
+	expect_error("\n\nmax_clients = eight\n", 3, "max_clients = eight: not a number");
+	expect_error("max_clients = -1\n", 1, "max_clients = -1: not a number");
+	expect_error("max_clients = 8x\n", 1, "max_clients = 8x: not a number");
+	expect_error("max_clients = 0\n", 1, "max_clients = 0: out of range (1 to 4096)");
+	expect_error("max_clients = 99999999999999999999999\n", 1,
+		     "max_clients = 99999999999999999999999: out of range (1 to 4096)");
+	expect_error("drain_ms = 10001\n", 1, "drain_ms = 10001: out of range (0 to 10000)");
+	expect_error("max_latency_ms = 9\n", 1, "max_latency_ms = 9: out of range (10 to 60000)");
+	expect_error("wake_percent = 0\n", 1, "wake_percent = 0: out of range (1 to 100)");
+	expect_error("max_pages = +5\n", 1, "max_pages = +5: not a number");
+	expect_error("socket =\n", 1, "socket: empty value");
+	expect_error("=3\n", 1, "unknown key ''");
+	expect_error("max_queue_kb = 63\n", 1, "max_queue_kb = 63: out of range (64 to 1048576)");
+}
+
+/* The command line's numbers that are not keys, held to the same rule. */
+static void test_number(void)
+{
+	struct rt_why why = { "" };
+	unsigned long v = 7;
+
+	CHECK_EQ(rt_config_number("12", 0, 20, &v, &why), 0);
+	CHECK_EQ(v, 12);
+	CHECK_EQ(rt_config_number("abc", 0, 20, &v, &why), -EINVAL);
+	CHECK_STR(why.text, "not a number");
+	CHECK_EQ(rt_config_number("-1", 0, 20, &v, &why), -EINVAL);
+	CHECK_STR(why.text, "not a number");
+	CHECK_EQ(rt_config_number("", 0, 20, &v, &why), -EINVAL);
+	CHECK_STR(why.text, "not a number");
+	CHECK_EQ(rt_config_number("21", 0, 20, &v, &why), -EINVAL);
+	CHECK_STR(why.text, "out of range (0 to 20)");
+	CHECK_EQ(v, 12);
+	CHECK_EQ(rt_config_key_max(RT_CONF_MAX_CLIENTS), 4096);
 }
 
 static void test_merge(void)
@@ -122,6 +145,7 @@ int main(void)
 	test_defaults();
 	test_parse();
 	test_errors();
+	test_number();
 	test_merge();
 	return check_exit("test-config");
 }

@@ -153,11 +153,11 @@ static void test_refused(void)
 
 	CHECK_EQ(with_stderr(err, sizeof(err), &d,
 			     (const char *[]){ "--max-clients=0", NULL }), -EINVAL);
-	CHECK_STR(err, "ringtapd: --max_clients=0: out of range\n");
+	CHECK_STR(err, "ringtapd: --max-clients=0: out of range (1 to 4096)\n");
 	ringtapd_release_settings(&d);
 	CHECK_EQ(with_stderr(err, sizeof(err), &d,
 			     (const char *[]){ "--wake-percent=x", NULL }), -EINVAL);
-	CHECK_STR(err, "ringtapd: --wake_percent=x: not a number\n");
+	CHECK_STR(err, "ringtapd: --wake-percent=x: not a number\n");
 	ringtapd_release_settings(&d);
 	CHECK_EQ(with_stderr(err, sizeof(err), &d, (const char *[]){ "--no-such", NULL }),
 		 -EINVAL);
@@ -168,7 +168,7 @@ static void test_refused(void)
 	write_file(conf, "max_clients = 8\n\nmax_pages = 0\n");
 	CHECK_EQ(with_stderr(err, sizeof(err), &d, (const char *[]){ "-c", conf, NULL }),
 		 -EINVAL);
-	CHECK(strstr(err, "bad.conf:3: out of range\n") != NULL);
+	CHECK(strstr(err, "bad.conf:3: max_pages = 0: out of range (1 to 65536)\n") != NULL);
 	ringtapd_release_settings(&d);
 
 	/* A file named on the command line must exist. */
@@ -178,6 +178,13 @@ static void test_refused(void)
 	CHECK(strstr(err, "missing.conf: No such file or directory") != NULL);
 	ringtapd_release_settings(&d);
 
+	/* A directory is not a settings file: said with its name. */
+	CHECK_EQ(with_stderr(err, sizeof(err), &d, (const char *[]){ "-c", scratch, NULL }),
+		 -EISDIR);
+	CHECK(strstr(err, ": Is a directory\n") != NULL);
+	CHECK(strstr(err, scratch) != NULL);
+	ringtapd_release_settings(&d);
+
 	/* NATS with nothing to publish. */
 	snprintf(conf, sizeof(conf), "%s/nats.conf", scratch);
 	write_file(conf, "nats_url = nats://h:4222\n");
@@ -185,6 +192,58 @@ static void test_refused(void)
 		 -EINVAL);
 	CHECK(strstr(err, "nats_url needs nats_events") != NULL);
 	ringtapd_release_settings(&d);
+}
+
+/* One option and its value; the one line it must give (NULL: none, accepted). */
+static void expect_option(const char *opt, const char *value, const char *want)
+{
+	char err[512], want_line[256];
+	struct ringtapd d;
+	int ret;
+
+	ret = with_stderr(err, sizeof(err), &d, (const char *[]){ opt, value, NULL });
+	CHECK_EQ(ret, want ? -EINVAL : 0);
+	snprintf(want_line, sizeof(want_line), "ringtapd: %s\n", want ? want : "");
+	CHECK_STR(err, want ? want_line : "");
+	ringtapd_release_settings(&d);
+}
+
+/* The options that are no key: the whole value a number, in range, or refused. */
+static void test_numbers(void)
+{
+	const char *durations[] = { "abc", "-1", "0", "1x", "", "inf", "nan", " 1", "1e3",
+				    "4294967296", "0.0000001", NULL };
+	char want[128];
+	struct ringtapd d;
+
+	for (const char *const *v = durations; *v; v++) {
+		snprintf(want, sizeof(want), "--duration=%s: %s", *v,
+			 strspn(*v, "0123456789.") == strlen(*v) && **v ?
+			 "out of range (0.000001 to 4294967295 seconds)" : "not a number of seconds");
+		expect_option("--duration", *v, want);
+	}
+	expect_option("-d", "1.", "--duration=1.: not a number of seconds");
+	expect_option("-d", "1.2.3", "--duration=1.2.3: not a number of seconds");
+	CHECK_EQ(settle(&d, (const char *[]){ "-d", "1.5", NULL }, true), 0);
+	CHECK_EQ(d.duration_us, 1500000);
+	ringtapd_release_settings(&d);
+	CHECK_EQ(settle(&d, (const char *[]){ "--duration=.25", NULL }, true), 0);
+	CHECK_EQ(d.duration_us, 250000);
+	ringtapd_release_settings(&d);
+
+	expect_option("--wait-subscribers", "abc", "--wait-subscribers=abc: not a number");
+	expect_option("--wait-subscribers", "-1", "--wait-subscribers=-1: not a number");
+	expect_option("--wait-subscribers", "3 ", "--wait-subscribers=3 : not a number");
+	/* Never more than the most subscribers max_clients allows. */
+	expect_option("--wait-subscribers", "4097", "--wait-subscribers=4097: out of range (0 to 4096)");
+	CHECK_EQ(settle(&d, (const char *[]){ "--wait-subscribers", "3", NULL }, true), 0);
+	CHECK_EQ(d.wait_subscribers, 3);
+	ringtapd_release_settings(&d);
+
+	/* Keys given as options, short ones too, named as their long option. */
+	expect_option("-b", "-1", "--buffer-kb=-1: not a number");
+	expect_option("--max-pages", "0", "--max-pages=0: out of range (1 to 65536)");
+	expect_option("--status-sec", "5s", "--status-sec=5s: not a number");
 }
 
 int main(void)
@@ -198,6 +257,7 @@ int main(void)
 	test_defaults();
 	test_command_line_over_file();
 	test_refused();
+	test_numbers();
 	for (const char *const *f = (const char *const[]){ "stderr", "empty.conf", "set.conf",
 							   "bad.conf", "nats.conf", NULL };
 	     *f; f++) {
