@@ -114,16 +114,6 @@ static uint8_t *put_bytes(uint8_t *p, unsigned int tag, const void *data, size_t
 	return p + len;
 }
 
-bool rt_encode_selected(const char *const *only, const char *name)
-{
-	if (!only)
-		return true;
-	for (; *only; only++)
-		if (!strcmp(*only, name))
-			return true;
-	return false;
-}
-
 /* How one field of the format is read and sent, decided once. */
 static void compile_step(const struct tep_format_field *f, struct step *st)
 {

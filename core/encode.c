@@ -11,6 +11,16 @@
 #include <event-parse.h>
 
 #include "encode.h"
+
+bool rt_encode_selected(const char *const *only, const char *name)
+{
+	if (!only)
+		return true;
+	for (; *only; only++)
+		if (!strcmp(*only, name))
+			return true;
+	return false;
+}
 #include "wire.h"
 
 /* protobuf field tags: (number << 3) | wire type; 2 is length-delimited. */

@@ -168,6 +168,18 @@ int conn_push(struct rt_conn *c, struct rt_buf *b)
 	return ret;
 }
 
+bool conn_write(struct rt_conn *c)
+{
+	int ret = conn_flush(c);
+
+	/* Drained, or the link failed: a closing connection is done either way. */
+	if (ret < 0 || (ret == 0 && c->state == CONN_CLOSING)) {
+		conn_close(c, ret < 0 ? "vanished mid-write" : "closed");
+		return false;
+	}
+	return true;
+}
+
 void conn_out_of_memory(struct rt_conn *c, const char *what)
 {
 	if (c->said_nomem)

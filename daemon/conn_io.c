@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/*
- * conn_io: a connection's bytes, below its frames: reads, the queue written
- * with one gather (or through TLS a frame at a time), what the socket is
- * watched for, a closing connection's end of input.
- */
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#include "conn.h"
+#include "conn_io.h"
+#include "subscriber.h"
 #include "tls.h"
 
 void conn_want_write(struct rt_conn *c, bool on)
@@ -81,7 +77,7 @@ void conn_discard_input(struct rt_conn *c)
 	}
 }
 
-bool conn_write(struct rt_conn *c)
+int conn_flush(struct rt_conn *c)
 {
 	for (;;) {
 		ssize_t n;
@@ -90,12 +86,8 @@ bool conn_write(struct rt_conn *c)
 			/* Drained: report what was dropped meanwhile, then rest. */
 			if (rt_subscriber_flush_losses(&c->out.sub) == 0 && rt_subscriber_queued_any(&c->out.sub))
 				continue;
-			if (c->state == CONN_CLOSING) {
-				conn_close(c, "closed");
-				return false;
-			}
 			conn_want_write(c, false);
-			return true;
+			return 0;
 		}
 		n = conn_write_queue(c);
 		if (n == -EAGAIN) {
@@ -106,12 +98,10 @@ bool conn_write(struct rt_conn *c)
 			 * abandon must keep that frame.
 			 */
 			rt_subscriber_head_held(&c->out.sub, c->tls != NULL);
-			return true;
+			return 1;
 		}
-		if (n < 0) {
-			conn_close(c, "vanished mid-write");
-			return false;
-		}
+		if (n < 0)
+			return (int)n;
 		rt_subscriber_head_held(&c->out.sub, false);
 		rt_subscriber_consume(&c->out.sub, (size_t)n);
 	}

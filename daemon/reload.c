@@ -5,7 +5,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
-#include "reload.h"
+#include "reload_plan.h"
 #include "ringtapd.h"
 #include "util.h"
 

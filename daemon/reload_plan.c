@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <stdlib.h>
 
-#include "reload.h"
+#include "reload_plan.h"
 
 _Static_assert(RT_CONF_N_KEYS <= 32, "a reload plan has a bit per key");
 

@@ -6,7 +6,7 @@
  * (buffers, events, buffer_percent), and what stays in force after.
  */
 #include "check.h"
-#include "reload.h"
+#include "reload_plan.h"
 
 /* The defaults with text's keys over them, as ringtapd_load_config builds them. */
 static void settings(struct rt_config *cfg, const char *text)

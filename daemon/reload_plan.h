@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * reload: what a changed settings file means for a running daemon, decided
+ * reload_plan: what a changed settings file means for a running daemon, decided
  * apart from doing it (reload_plan.c, pure: two settings in, a plan out).
  * reload.c, the SIGHUP handler, reads the file, logs the plan and carries
  * it out against the kernel, the server and the loop.
