@@ -97,7 +97,7 @@ static struct ringtap_client *connect_again(struct recording *r,
 	double since = cli_now_s();
 	int ret;
 
-	fprintf(stderr, "\nringtap record: ringtapd went away; reconnecting\n");
+	fprintf(stderr, "%sringtap record: ringtapd went away; reconnecting\n", recording_nl(r));
 	ret = cli_reconnect(&c, opts, &how, &err);
 	if (ret) {
 		/* Stopped or out of time while waiting: the end asked for. */
@@ -301,8 +301,8 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 			end_by = cli_now_s() + END_GRACE_S;
 		}
 		if (ending && cli_now_s() > end_by) {
-			fprintf(stderr, "\nringtap record: ringtapd did not end the stream within %d s; "
-				"the file holds what came until now\n", END_GRACE_S);
+			fprintf(stderr, "%sringtap record: ringtapd did not end the stream within %d s; "
+				"the file holds what came until now\n", recording_nl(r), END_GRACE_S);
 			break;
 		}
 		n = ringtap_next(c, &ev, 200);
@@ -312,13 +312,14 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 			goto tick;
 		if (n < 0 || ev.kind == RINGTAP_END) {
 			if (n < 0)
-				fprintf(stderr, "\nringtap record: %s\n", ringtap_error_text(c));
+				fprintf(stderr, "%sringtap record: %s\n", recording_nl(r),
+					ringtap_error_text(c));
 			else if (ending && !ev.end_clean)
-				fprintf(stderr, "\nringtap record: the connection was cut before "
-					"ringtapd's last report\n");
+				fprintf(stderr, "%sringtap record: the connection was cut before "
+					"ringtapd's last report\n", recording_nl(r));
 			else if (!ev.end_clean && !a->reconnect)
-				fprintf(stderr, "\nringtap record: the connection to ringtapd was "
-					"cut\n");
+				fprintf(stderr, "%sringtap record: the connection to ringtapd was "
+					"cut\n", recording_nl(r));
 			if (ending || !a->reconnect) {
 				ret = n < 0 ? 1 : ev.end_clean ? 0 : CLI_EXIT_CUT;
 				break;

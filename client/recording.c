@@ -188,7 +188,7 @@ static uint64_t cpu_lost(const struct cpu_losses *l)
 }
 
 /* "N pages, B bytes, L lost (cpuC L, ...)": the first few CPUs that lost any. */
-void recording_progress(const struct recording *r, bool last)
+void recording_progress(struct recording *r, bool last)
 {
 	bool tty = isatty(fileno(r->msgs));
 	char per_cpu[128] = "";
@@ -212,12 +212,21 @@ void recording_progress(const struct recording *r, bool last)
 	fprintf(r->msgs, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
 		" bytes, %" PRIu64 " lost%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
 		r->lost, per_cpu);
+	r->line_open = tty && !last;
 	if (!last)
 		fputs(tty ? "" : "\n", r->msgs);
 	else if (r->streamed)
 		fprintf(r->msgs, "; into %s\n", r->path);
 	else
 		fprintf(r->msgs, "; nothing streamed, %s left as it was\n", r->path);
+}
+
+const char *recording_nl(struct recording *r)
+{
+	bool open = r->line_open;
+
+	r->line_open = false;
+	return open ? "\n" : "";
 }
 
 /*
@@ -342,8 +351,9 @@ static bool add_page(struct recording *r, const struct ringtap_event *ev)
 	int ret = tracedat_add_page(r->td, ev->cpu, ev->page->data, ev->page->len);
 
 	if (ret == -EINVAL) {
-		fprintf(r->msgs, "\nringtap record: a page of %zu bytes for cpu %u, where the "
-			"Welcome's layout says %u\n", ev->page->len, ev->cpu, r->page_size);
+		fprintf(r->msgs, "%sringtap record: a page of %zu bytes for cpu %u, where the "
+			"Welcome's layout says %u\n", recording_nl(r), ev->page->len, ev->cpu,
+			r->page_size);
 		return false;
 	}
 	if (ret) {

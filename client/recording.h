@@ -53,6 +53,7 @@ struct recording {
 	FILE *clock;			/* --clock-file: the host's clock pairs */
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
 	unsigned int host_texts;	/* HostTexts frames taken */
+	bool line_open;			/* a progress line on a terminal, not ended */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */
 	unsigned int cpus;
 };
@@ -86,7 +87,9 @@ void recording_flush(struct recording *r);
  * "N events, P pages, B bytes, L lost (cpuC L, ...)" on msgs: in place on a
  * terminal; the last one (the summary) ends with the file it goes to.
  */
-void recording_progress(const struct recording *r, bool last);
+void recording_progress(struct recording *r, bool last);
+/* "\n" when a message must first end the progress line drawn in place, else "". */
+const char *recording_nl(struct recording *r);
 
 /* Ends the file (trace.dat: stats, then the pages into place). The exit status: 0 or 1. */
 int recording_finish(struct recording *r);
