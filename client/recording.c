@@ -53,6 +53,7 @@ static int open_temp(struct recording *r, const char *path)
 
 int recording_open(struct recording *r, const char *path, bool tracedat)
 {
+	struct stat st;
 	int fd, err;
 
 	memset(r, 0, sizeof(*r));
@@ -60,6 +61,11 @@ int recording_open(struct recording *r, const char *path, bool tracedat)
 	r->fd = -1;
 	r->path = path;
 	r->tracedat = tracedat;
+	/* Said now, as opening it for writing would, not after the recording. */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		err = EISDIR;
+		goto fail;
+	}
 	fd = open_temp(r, path);
 	if (fd < 0) {
 		err = -fd;
