@@ -2,16 +2,26 @@
 #pragma once
 /*
  * cli-tls: the command line's options for a daemon's TLS listener
- * (-s tls://HOST:PORT), the same in every command that connects, and the
- * latency bound that stream and record ask.
+ * (-s tls://HOST:PORT), the same in every command that connects, the
+ * latency bound that stream and record ask, and the one line every command
+ * says about an option getopt did not take.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ringtap.h"
+
+/*
+ * The exit status of stream and record when the connection ended without
+ * ringtapd's Bye (it was killed, the network cut): the output may lack its
+ * end, which a script must be able to tell from 0 (ended as asked) and 1
+ * (an error said on stderr).
+ */
+#define CLI_EXIT_CUT 3
 
 enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME, CLI_OPT_MAX_LATENCY };
 
@@ -67,4 +77,15 @@ static inline bool cli_tls_option(int opt, const char *arg, struct ringtap_clien
 		return true;
 	}
 	return false;
+}
+
+/* getopt (opterr off, optstring starting with ':') returned c, '?' or ':': says which option. */
+static inline void cli_bad_option(const char *cmd, char **argv, int c)
+{
+	if (c == ':')
+		fprintf(stderr, "ringtap %s: option %s needs a value (see ringtap %s --help)\n",
+			cmd, argv[optind - 1], cmd);
+	else
+		fprintf(stderr, "ringtap %s: unknown option %s (see ringtap %s --help)\n", cmd,
+			argv[optind - 1], cmd);
 }

@@ -192,6 +192,8 @@ static int start_recorder(struct collect *col, struct host *h, double t0)
 	argv[n++] = "ringtap";
 	argv[n++] = "record";
 	argv[n++] = "--reconnect";
+	/* Its standard error is our pipe, no terminal: the lines are asked for. */
+	argv[n++] = "--progress";
 	argv[n++] = "-o";
 	argv[n++] = h->path;
 	argv[n++] = "-s";
@@ -314,9 +316,10 @@ static void read_recorder(struct collect *col, struct host *h)
 }
 
 /*
- * Its recorder ended: a file with nothing in it (the daemon was not
- * reachable) goes and the same file is tried again later; a file with
- * pages stays, and the next boot gets the next file.
+ * Its recorder ended: with no file (the daemon was not reachable or never
+ * streamed: the recorder writes the file only then) or an empty one, the
+ * same file is tried again later; a file with pages stays, and the next
+ * boot gets the next file.
  */
 static void recorder_ended(struct collect *col, struct host *h, int status, double t,
 			   bool stopping)
@@ -455,6 +458,10 @@ int cmd_collect(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case '?':
+		case ':':
+			cli_bad_option("collect", argv, opt);
+			return 1;
 		default:
 			if (cli_tls_option(opt, optarg, &tls))
 				break;
@@ -465,8 +472,13 @@ int cmd_collect(int argc, char **argv)
 	col.ca = tls.tls_ca;
 	col.cert = tls.tls_cert;
 	col.key = tls.tls_key;
-	if (!hosts || !col.dir || optind < argc) {
-		usage(stderr);
+	if (optind < argc) {
+		fprintf(stderr, "ringtap collect: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	if (!hosts || !col.dir) {
+		fprintf(stderr, "ringtap collect: %s is required (see ringtap collect --help)\n",
+			!hosts ? "-H HOSTS" : "-o DIR");
 		return 1;
 	}
 	if (mkdir(col.dir, 0755) && errno != EEXIST) {

@@ -3,7 +3,8 @@
  * ringtap record -o FILE: asks ringtapd for the RAW encoding and hands what
  * it sends to the recording (recording.c: a trace.dat, or the frames as they
  * came); connects again after a restart with --reconnect; progress on
- * stderr; stops on a signal or --duration.
+ * stderr when it is a terminal (or with --progress), a summary at the end;
+ * stops on a signal or --duration.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli-tls.h"
 #include "event-list.h"
@@ -20,7 +22,7 @@
 #include "ringtap.h"
 #include "util.h"
 
-enum { OPT_FORMAT = 0x100, OPT_CLOCK_FILE };
+enum { OPT_FORMAT = 0x100, OPT_CLOCK_FILE, OPT_PROGRESS };
 
 enum record_format {
 	FORMAT_AUTO,		/* by the file name */
@@ -54,8 +56,10 @@ static void usage(FILE *f)
 	      "kernel wrote them, loss reports) into FILE: a trace-cmd trace.dat (version 6,\n"
 	      "for trace-cmd report and KernelShark) when FILE ends in .dat, otherwise\n"
 	      "delimited protobuf frames as the daemon sent them.\n"
-	      "Shows progress on standard error; stops on Ctrl-C, SIGTERM, SIGHUP or\n"
-	      "--duration.\n\n"
+	      "FILE is written under a temporary name beside it and replaces FILE at the\n"
+	      "end, once ringtapd streamed: a run that fails before leaves FILE as it was.\n"
+	      "Shows progress on standard error when it is a terminal, and a summary at\n"
+	      "the end; stops on Ctrl-C, SIGTERM, SIGHUP or --duration.\n\n"
 	      "  -o, --output=FILE      the capture file (required)\n"
 	      "      --format=FORMAT    trace.dat or protobuf, whatever FILE is called\n"
 	      "  -s, --socket=ADDRESS   ringtapd's socket (default " RINGTAP_DEFAULT_SOCKET "),\n"
@@ -71,6 +75,8 @@ static void usage(FILE *f)
 	      "      --max-latency=MS   records may reach us this late (10-60000; default\n"
 	      "                         1000: a file is read afterwards, and a longer bound\n"
 	      "                         lets ringtapd wake less often)\n"
+	      "      --progress         a progress line every second even when standard\n"
+	      "                         error is no terminal (ringtap collect reads them)\n"
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -82,7 +88,7 @@ static void usage(FILE *f)
  */
 static struct ringtap_client *connect_again(struct recording *r,
 					    const struct ringtap_client_opts *opts,
-					    const Ringtap__Welcome *was, double deadline)
+					    const Ringtap__Welcome *was, double deadline, int *status)
 {
 	const struct cli_reconnect how = { .wake_fd = -1, .stop = &stop, .deadline = deadline };
 	struct ringtap_connect_error err;
@@ -91,11 +97,14 @@ static struct ringtap_client *connect_again(struct recording *r,
 	double since = cli_now_s();
 	int ret;
 
-	fprintf(stderr, "\nringtap record: ringtapd went away; reconnecting\n");
+	fprintf(stderr, "%sringtap record: ringtapd went away; reconnecting\n", recording_nl(r));
 	ret = cli_reconnect(&c, opts, &how, &err);
 	if (ret) {
-		if (ret != -ECANCELED)
+		/* Stopped or out of time while waiting: the end asked for. */
+		if (ret != -ECANCELED) {
 			fprintf(stderr, "ringtap record: %s\n", err.text);
+			*status = 1;
+		}
 		return NULL;
 	}
 	w = ringtap_welcome(c);
@@ -103,6 +112,7 @@ static struct ringtap_client *connect_again(struct recording *r,
 	    strcmp(w->layout->header_page, was->layout->header_page) || w->cpus != r->cpus) {
 		fprintf(stderr, "ringtap record: another boot or layout answered; the recording "
 			"ends here\n");
+		*status = CLI_EXIT_CUT;
 		ringtap_close(c);
 		return NULL;
 	}
@@ -146,6 +156,7 @@ struct record_args {
 	char *events;			/* every -e's list, joined */
 	double duration;
 	bool reconnect;
+	bool progress;			/* every second: a terminal, or --progress */
 };
 
 static void record_args_free(struct record_args *a)
@@ -195,6 +206,9 @@ static bool take_option(struct record_args *a, int opt)
 	case 'r':
 		a->reconnect = true;
 		return true;
+	case OPT_PROGRESS:
+		a->progress = true;
+		return true;
 	case CLI_OPT_MAX_LATENCY:
 		if (!cli_latency(optarg, &a->opts.max_latency_ms)) {
 			fprintf(stderr, "ringtap record: --max-latency wants milliseconds, "
@@ -203,10 +217,7 @@ static bool take_option(struct record_args *a, int opt)
 		}
 		return true;
 	}
-	if (cli_tls_option(opt, optarg, &a->opts))
-		return true;
-	usage(stderr);
-	return false;
+	return cli_tls_option(opt, optarg, &a->opts);
 }
 
 /* The command line into a: 0, 1 after --help, -1 after saying what is wrong. */
@@ -222,6 +233,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "reconnect", no_argument, NULL, 'r' },
 		{ "max-latency", required_argument, NULL, CLI_OPT_MAX_LATENCY },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -232,9 +244,19 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			usage(stdout);
 			return 1;
 		}
+		if (opt == '?' || opt == ':') {
+			cli_bad_option("record", argv, opt);
+			return -1;
+		}
 		if (!take_option(a, opt))
 			return -1;
 	}
+	if (optind < argc) {
+		fprintf(stderr, "ringtap record: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (isatty(STDERR_FILENO))
+		a->progress = true;
 	if (!a->path) {
 		fprintf(stderr, "ringtap record: -o FILE is required\n");
 		return -1;
@@ -249,7 +271,8 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 /*
  * The stream into the file until a signal, --duration or the daemon's end
  * (across restarts with --reconnect); closes c, or what replaced it.
- * Returns nonzero when the recording failed.
+ * Returns 0, 1 when the recording failed, CLI_EXIT_CUT when it ended
+ * without ringtapd's Bye.
  */
 static int record_until_end(struct recording *r, struct ringtap_client *c,
 			    const struct record_args *a)
@@ -278,8 +301,8 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 			end_by = cli_now_s() + END_GRACE_S;
 		}
 		if (ending && cli_now_s() > end_by) {
-			fprintf(stderr, "\nringtap record: ringtapd did not end the stream within %d s; "
-				"the file holds what came until now\n", END_GRACE_S);
+			fprintf(stderr, "%sringtap record: ringtapd did not end the stream within %d s; "
+				"the file holds what came until now\n", recording_nl(r), END_GRACE_S);
 			break;
 		}
 		n = ringtap_next(c, &ev, 200);
@@ -289,18 +312,22 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 			goto tick;
 		if (n < 0 || ev.kind == RINGTAP_END) {
 			if (n < 0)
-				fprintf(stderr, "\nringtap record: %s\n", ringtap_error_text(c));
+				fprintf(stderr, "%sringtap record: %s\n", recording_nl(r),
+					ringtap_error_text(c));
 			else if (ending && !ev.end_clean)
-				fprintf(stderr, "\nringtap record: the connection was cut before "
-					"ringtapd's last report\n");
+				fprintf(stderr, "%sringtap record: the connection was cut before "
+					"ringtapd's last report\n", recording_nl(r));
+			else if (!ev.end_clean && !a->reconnect)
+				fprintf(stderr, "%sringtap record: the connection to ringtapd was "
+					"cut\n", recording_nl(r));
 			if (ending || !a->reconnect) {
-				ret |= n < 0;
+				ret = n < 0 ? 1 : ev.end_clean ? 0 : CLI_EXIT_CUT;
 				break;
 			}
 			recording_flush(r);
 			/* The old Welcome is what the new one must match: closed after. */
 			next = connect_again(r, &a->opts, welcome,
-					     a->duration ? start + a->duration : 0);
+					     a->duration ? start + a->duration : 0, &ret);
 			ringtap_close(c);
 			c = next;
 			if (!c)
@@ -317,7 +344,8 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 tick:
 		if (cli_now_s() >= next_progress) {
 			recording_flush(r);
-			recording_progress(r, false);
+			if (a->progress)
+				recording_progress(r, false);
 			next_progress += 1;
 		}
 	}
@@ -380,9 +408,12 @@ int cmd_record(int argc, char **argv)
 	}
 	ret = record_until_end(&r, c, &a);
 	recording_progress(&r, true);
-	ret |= recording_finish(&r);
+	/* A failure (1) says more than a cut (CLI_EXIT_CUT). */
+	if (recording_finish(&r))
+		ret = 1;
 out:
-	ret |= recording_close(&r);
+	if (recording_close(&r))
+		ret = 1;
 	record_args_free(&a);
 	return ret;
 }

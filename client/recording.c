@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recording.h"
@@ -19,26 +20,75 @@
  */
 #define RECORD_BUFFER	(256u << 10)
 
+/*
+ * The recording goes to a file of its own beside path (the same file
+ * system, so the rename at the end is atomic): a run that fails before the
+ * stream starts leaves whatever path held as it was.
+ */
+static int open_temp(struct recording *r, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash + 1 - path) : 0;
+	mode_t mask;
+	int fd;
+
+	if (asprintf(&r->tmp_path, "%.*s.%s.XXXXXX", (int)dir_len, path, path + dir_len) < 0) {
+		r->tmp_path = NULL;
+		return -ENOMEM;
+	}
+	fd = mkostemp(r->tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+
+		free(r->tmp_path);
+		r->tmp_path = NULL;
+		return -err;
+	}
+	/* The mode a plain create would give it, not mkostemp's 0600. */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	return fd;
+}
+
 int recording_open(struct recording *r, const char *path, bool tracedat)
 {
+	struct stat st;
+	int fd, err;
+
 	memset(r, 0, sizeof(*r));
 	r->msgs = stderr;
 	r->fd = -1;
 	r->path = path;
 	r->tracedat = tracedat;
-	if (tracedat)
-		r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	else if ((r->out_buf = malloc(RECORD_BUFFER)) && (r->out = fopen(path, "wbe")))
-		setvbuf(r->out, r->out_buf, _IOFBF, RECORD_BUFFER);
-	if (tracedat ? r->fd < 0 : !r->out) {
-		int err = errno;
-
-		fprintf(r->msgs, "ringtap record: %s: %s\n", path, strerror(err));
-		free(r->out_buf);
-		r->out_buf = NULL;
-		return -err;
+	/* Said now, as opening it for writing would, not after the recording. */
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		err = EISDIR;
+		goto fail;
 	}
-	return 0;
+	fd = open_temp(r, path);
+	if (fd < 0) {
+		err = -fd;
+		goto fail;
+	}
+	if (tracedat) {
+		r->fd = fd;
+		return 0;
+	}
+	if ((r->out_buf = malloc(RECORD_BUFFER)) && (r->out = fdopen(fd, "wb"))) {
+		setvbuf(r->out, r->out_buf, _IOFBF, RECORD_BUFFER);
+		return 0;
+	}
+	err = errno ? errno : ENOMEM;
+	close(fd);
+	unlink(r->tmp_path);
+	free(r->tmp_path);
+	r->tmp_path = NULL;
+	free(r->out_buf);
+	r->out_buf = NULL;
+fail:
+	fprintf(r->msgs, "ringtap record: %s: %s\n", path, strerror(err));
+	return -err;
 }
 
 /* trace.dat: the format text of a Schema and the HostTexts. */
@@ -144,7 +194,7 @@ static uint64_t cpu_lost(const struct cpu_losses *l)
 }
 
 /* "N pages, B bytes, L lost (cpuC L, ...)": the first few CPUs that lost any. */
-void recording_progress(const struct recording *r, bool last)
+void recording_progress(struct recording *r, bool last)
 {
 	bool tty = isatty(fileno(r->msgs));
 	char per_cpu[128] = "";
@@ -166,8 +216,23 @@ void recording_progress(const struct recording *r, bool last)
 	if (shown && n < sizeof(per_cpu))
 		snprintf(per_cpu + n, sizeof(per_cpu) - n, ")");
 	fprintf(r->msgs, "%sringtap record: %" PRIu64 " events, %" PRIu64 " pages, %" PRIu64
-		" bytes, %" PRIu64 " lost%s%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
-		r->lost, per_cpu, tty && !last ? "" : "\n");
+		" bytes, %" PRIu64 " lost%s", tty ? "\r" : "", r->events, r->pages, r->bytes,
+		r->lost, per_cpu);
+	r->line_open = tty && !last;
+	if (!last)
+		fputs(tty ? "" : "\n", r->msgs);
+	else if (r->streamed)
+		fprintf(r->msgs, "; into %s\n", r->path);
+	else
+		fprintf(r->msgs, "; nothing streamed, %s left as it was\n", r->path);
+}
+
+const char *recording_nl(struct recording *r)
+{
+	bool open = r->line_open;
+
+	r->line_open = false;
+	return open ? "\n" : "";
 }
 
 /*
@@ -292,8 +357,9 @@ static bool add_page(struct recording *r, const struct ringtap_event *ev)
 	int ret = tracedat_add_page(r->td, ev->cpu, ev->page->data, ev->page->len);
 
 	if (ret == -EINVAL) {
-		fprintf(r->msgs, "\nringtap record: a page of %zu bytes for cpu %u, where the "
-			"Welcome's layout says %u\n", ev->page->len, ev->cpu, r->page_size);
+		fprintf(r->msgs, "%sringtap record: a page of %zu bytes for cpu %u, where the "
+			"Welcome's layout says %u\n", recording_nl(r), ev->page->len, ev->cpu,
+			r->page_size);
 		return false;
 	}
 	if (ret) {
@@ -326,6 +392,9 @@ void recording_gap(struct recording *r)
 
 bool recording_event(struct recording *r, const struct ringtap_event *ev)
 {
+	/* The daemon streams: from now on the recording replaces what path held. */
+	if (ev->kind != RINGTAP_END && ev->kind != RINGTAP_ERROR_FRAME)
+		r->streamed = true;
 	switch (ev->kind) {
 	case RINGTAP_PAGE:
 		if (r->tracedat && !add_page(r, ev))
@@ -369,9 +438,18 @@ int recording_close(struct recording *r)
 		fprintf(r->msgs, "ringtap record: closing %s: %s\n", r->path, strerror(errno));
 		ret = 1;
 	}
+	if (r->tmp_path && r->streamed && rename(r->tmp_path, r->path)) {
+		fprintf(r->msgs, "ringtap record: %s: %s; the recording is in %s\n", r->path,
+			strerror(errno), r->tmp_path);
+		ret = 1;
+	} else if (r->tmp_path && !r->streamed) {
+		unlink(r->tmp_path);
+	}
+	free(r->tmp_path);
 	/* After fclose: stdio writes what it holds from this buffer. */
 	free(r->out_buf);
 	r->out_buf = NULL;
+	r->tmp_path = NULL;
 	r->td = NULL;
 	r->cpu = NULL;
 	r->clock = NULL;

@@ -16,7 +16,9 @@
  *
  * Everything here comes from the daemon, over a network for a fleet: it is
  * untrusted, and fuzzed (fuzz-record). A full disk stops the recording
- * with a clear error; the file keeps what was whole before.
+ * with a clear error; the file keeps what was whole before. The file is
+ * written under a temporary name beside it and renamed at the end: a run
+ * that never streamed leaves an earlier recording of that name as it was.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +37,8 @@ struct cpu_losses {
 struct recording {
 	FILE *msgs;			/* what goes wrong and the progress: stderr */
 	const char *path;
+	char *tmp_path;			/* what is written: renamed to path at the close */
+	bool streamed;			/* an event came after the Welcome: path is replaced */
 	bool tracedat;
 	FILE *out;			/* protobuf */
 	char *out_buf;			/* its stdio buffer */
@@ -49,11 +53,15 @@ struct recording {
 	FILE *clock;			/* --clock-file: the host's clock pairs */
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
 	unsigned int host_texts;	/* HostTexts frames taken */
+	bool line_open;			/* a progress line on a terminal, not ended */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */
 	unsigned int cpus;
 };
 
-/* Creates the file; -errno, with the reason on stderr (msgs, from then on). */
+/*
+ * Creates a temporary file beside path (path itself is not touched);
+ * -errno, with the reason on stderr (msgs, from then on).
+ */
 int recording_open(struct recording *r, const char *path, bool tracedat);
 
 /*
@@ -75,10 +83,20 @@ bool recording_event(struct recording *r, const struct ringtap_event *ev);
 
 /* The buffered frames to disk: on a pause in the stream and once a second. */
 void recording_flush(struct recording *r);
-/* "N events, P pages, B bytes, L lost (cpuC L, ...)" on msgs. */
-void recording_progress(const struct recording *r, bool last);
+/*
+ * "N events, P pages, B bytes, L lost (cpuC L, ...)" on msgs: in place on a
+ * terminal; the last one (the summary) ends with the file it goes to.
+ */
+void recording_progress(struct recording *r, bool last);
+/* "\n" when a message must first end the progress line drawn in place, else "". */
+const char *recording_nl(struct recording *r);
 
 /* Ends the file (trace.dat: stats, then the pages into place). The exit status: 0 or 1. */
 int recording_finish(struct recording *r);
-/* Closes the file; 1 when that failed (said on stderr), else 0. */
+/*
+ * Closes the file and, once the daemon streamed (an event after its
+ * Welcome), renames it to path, atomically replacing what was there;
+ * otherwise removes it, and path keeps what it held. 1 when that failed
+ * (said on stderr), else 0.
+ */
 int recording_close(struct recording *r);

@@ -84,17 +84,6 @@ static void usage_info(FILE *f)
 	      f);
 }
 
-/* getopt with our own one-line messages; opterr is off. */
-static void bad_option(const char *cmd, char **argv, int c)
-{
-	if (c == ':')
-		fprintf(stderr, "ringtap %s: option %s needs a value (see ringtap %s --help)\n",
-			cmd, argv[optind - 1], cmd);
-	else
-		fprintf(stderr, "ringtap %s: unknown option %s (see ringtap %s --help)\n", cmd,
-			argv[optind - 1], cmd);
-}
-
 static void bad_value(const char *opt, const char *want, const char *value)
 {
 	fprintf(stderr, "ringtap stream: %s wants %s, not '%s'\n", opt, want, value);
@@ -274,6 +263,8 @@ static void drain(struct stream *s)
 					printf("# end: the connection was cut before ringtapd's last "
 					       "report; losses at the end, if any, are not counted\n");
 				fprintf(stderr, "ringtap: the connection to ringtapd was cut\n");
+				if (!s->reconnect)
+					s->exit_code = CLI_EXIT_CUT;
 			}
 			if (s->reconnect)
 				s->disconnected = true;
@@ -432,7 +423,7 @@ static bool take_stream_option(int c, char **argv, struct ringtap_client_opts *o
 	}
 	if (cli_tls_option(c, optarg, opts))
 		return true;
-	bad_option("stream", argv, c);
+	cli_bad_option("stream", argv, c);
 	return false;
 }
 
@@ -619,7 +610,7 @@ static int cmd_info(int argc, char **argv)
 		default:
 			if (cli_tls_option(opt, optarg, &opts))
 				break;
-			bad_option("info", argv, opt);
+			cli_bad_option("info", argv, opt);
 			return 1;
 		}
 	}
