@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,4 +89,18 @@ static inline void cli_bad_option(const char *cmd, char **argv, int c)
 	else
 		fprintf(stderr, "ringtap %s: unknown option %s (see ringtap %s --help)\n", cmd,
 			argv[optind - 1], cmd);
+}
+
+/* A number of seconds (over 0, at most 1e9), or one line naming the option and the value. */
+static inline bool cli_seconds(const char *cmd, const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || !*arg || !isfinite(v) || v <= 0 || v > 1e9) {
+		fprintf(stderr, "ringtap %s: %s wants seconds, not '%s'\n", cmd, opt, arg);
+		return false;
+	}
+	*out = v;
+	return true;
 }

@@ -450,10 +450,12 @@ int cmd_collect(int argc, char **argv)
 			col.events = optarg;
 			break;
 		case 'd':
-			col.duration = strtod(optarg, NULL);
+			if (!cli_seconds("collect", "--duration", optarg, &col.duration))
+				return 1;
 			break;
 		case OPT_STATUS_SEC:
-			col.status_sec = strtod(optarg, NULL);
+			if (!cli_seconds("collect", "--status-sec", optarg, &col.status_sec))
+				return 1;
 			break;
 		case 'h':
 			usage(stdout);

@@ -201,8 +201,7 @@ static bool take_option(struct record_args *a, int opt)
 		}
 		return true;
 	case 'd':
-		a->duration = strtod(optarg, NULL);
-		return true;
+		return cli_seconds("record", "--duration", optarg, &a->duration);
 	case 'r':
 		a->reconnect = true;
 		return true;
