@@ -150,16 +150,21 @@ static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, 
  * it, so a page without a count gets what the counter has beyond them, and
  * the sum reported is the kernel's own. The counter is read when it runs
  * ahead of a page (losses after the page was taken, which a later page
- * counts again), so those are not reported twice.
+ * counts again), so those are not reported twice. *exact is false only
+ * for "at least one": no count on the page and no counter to ask.
  */
-static uint64_t lost_before(struct rt_pump *p, int cpu, const struct rt_page_result *res)
+static uint64_t lost_before(struct rt_pump *p, int cpu, const struct rt_page_result *res,
+			    bool *exact)
 {
 	uint64_t reported = p->acct[cpu].kernel_lost, count = res->missed_count;
 	struct rt_cpu_stats st;
 
-	if (rt_session_cpu_stats(p->session, cpu, &st))
+	*exact = true;
+	if (rt_session_cpu_stats(p->session, cpu, &st)) {
 		/* No counter (a tree without stats): the page's word, or "at least one". */
+		*exact = res->missed_exact;
 		return res->missed_exact ? count : 1;
+	}
 	if (st.overrun <= reported)
 		return 0;
 	if (!res->missed_exact || count > st.overrun - reported)
@@ -190,13 +195,14 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		/* Its records are lost, how many is unknown: subscribers are told so. */
 		kernel_loss(p, cpu, 0, false, 0);
 	} else if (res.missed) {
-		uint64_t count = lost_before(p, cpu, &res);
+		bool exact;
+		uint64_t count = lost_before(p, cpu, &res, &exact);
 
 		if (!res.missed_exact)
 			a->missed_pages_inexact++;
 		a->kernel_lost += count;
 		if (count)
-			kernel_loss(p, cpu, count, true, res.timestamp);
+			kernel_loss(p, cpu, count, exact, res.timestamp);
 		if (p->to.text && count)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
 				cpu, count, res.timestamp);
