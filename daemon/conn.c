@@ -403,6 +403,11 @@ static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, st
 		return rt_why_set(why, -EINVAL, "common_fields apply to DECODED only");
 	if (sub->has_host_texts && sub->host_texts && enc != RINGTAP__ENCODING__RAW)
 		return rt_why_set(why, -EINVAL, "host_texts apply to RAW only");
+	/* RAW pages go out whole: nothing in them can be left out for a pid or a filter. */
+	if (sub->n_pids && enc == RINGTAP__ENCODING__RAW)
+		return rt_why_set(why, -EINVAL, "pids apply to DECODED and FIXED only");
+	if (sub->filter && *sub->filter && enc == RINGTAP__ENCODING__RAW)
+		return rt_why_set(why, -EINVAL, "filter applies to DECODED and FIXED only");
 	if (sub->fixed_layout && enc != RINGTAP__ENCODING__FIXED)
 		return rt_why_set(why, -EINVAL, "fixed_layout applies to FIXED only");
 	return rt_select_latency(sub->has_max_latency_ms, sub->max_latency_ms, &c->latency_ms, why);
