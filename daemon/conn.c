@@ -329,6 +329,14 @@ int conn_push_heartbeat(struct rt_conn *c)
 	return ret;
 }
 
+#define UNKNOWN_LAYOUT "unknown fixed layout (known: padded-2012)"
+
+/* The legacy layout a FIXED subscription names (padded-2012 when none); NULL: unknown. */
+static const struct rt_legacy_layout *fixed_layout_of(const Ringtap__Subscription *sub)
+{
+	return rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+}
+
 /* The encoding and, with FIXED, the legacy layout; false when refused. */
 static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringtap__Encoding enc)
 {
@@ -346,10 +354,9 @@ static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringta
 	}
 	if (enc != RINGTAP__ENCODING__FIXED)
 		return true;
-	c->out.legacy = rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+	c->out.legacy = fixed_layout_of(sub);
 	if (!c->out.legacy) {
-		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
-		       "unknown fixed layout (known: padded-2012)");
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, UNKNOWN_LAYOUT);
 		return false;
 	}
 	c->out.sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
@@ -397,6 +404,9 @@ static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, st
 {
 	Ringtap__Encoding enc = c->out.encoding;
 
+	/* Unknown, refused as in a Hello; known, it changes nothing: the Hello's layout stays. */
+	if (enc == RINGTAP__ENCODING__FIXED && !fixed_layout_of(sub))
+		return rt_why_set(why, -EINVAL, UNKNOWN_LAYOUT);
 	if (sub->n_fields && enc != RINGTAP__ENCODING__DECODED)
 		return rt_why_set(why, -EINVAL, "fields (a projection) apply to DECODED only");
 	if (sub->has_common_fields && sub->common_fields && enc != RINGTAP__ENCODING__DECODED)

@@ -276,6 +276,9 @@ struct bad_sub {
 static const struct bad_sub bad_subs[] = {
 	{ "an unknown event", "nosuch:event", NULL, NULL, RINGTAP__ENCODING__DECODED, 0,
 	  RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT, "no event matches 'nosuch:event'" },
+	{ "an unknown fixed_layout", "ringtap_test:*", NULL, "padded-1999",
+	  RINGTAP__ENCODING__FIXED, 0, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+	  "unknown fixed layout (known: padded-2012)" },
 	{ "RAW with a filter", "ringtap_test:*", "common_pid == 1", NULL, RINGTAP__ENCODING__RAW,
 	  0, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, "filter applies to DECODED and FIXED only" },
 	{ "RAW with pids", "ringtap_test:*", NULL, NULL, RINGTAP__ENCODING__RAW, 1,
