@@ -28,6 +28,9 @@
 #include "tracefs.h"
 #include "util.h"
 
+/* Globs in one Subscription, a Hello's or an Update's. */
+#define MAX_GLOBS 256
+
 static const Ringtap__Encoding offered[] = {
 	RINGTAP__ENCODING__DECODED,
 	RINGTAP__ENCODING__RAW,
@@ -427,7 +430,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
 	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, ARRAY_SIZE(offered),
-				  256 };
+				  MAX_GLOBS };
 	struct rt_agreement agreed;
 	Ringtap__RefusalReason reason;
 	struct rt_why why = { "" };
@@ -514,7 +517,10 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	 */
 	rt_subscriber_clear_selection(&c->out.sub);
 	free_selection(c);
-	ret = options_apply(c, sub, &why);
+	/* In the Hello's order: what rt_handshake() checks, then the options, then the kernel. */
+	ret = rt_subscription_check(sub, MAX_GLOBS, &why);
+	if (!ret)
+		ret = options_apply(c, sub, &why);
 	if (!ret)
 		ret = subscribe(c, sub, &why);
 	/* A stream that ends here does not get to set the drain period on its way out. */

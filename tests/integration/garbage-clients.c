@@ -274,6 +274,8 @@ struct bad_sub {
 };
 
 static const struct bad_sub bad_subs[] = {
+	{ "an empty glob", "", NULL, NULL, RINGTAP__ENCODING__DECODED, 0,
+	  RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, "an empty event name" },
 	{ "an unknown event", "nosuch:event", NULL, NULL, RINGTAP__ENCODING__DECODED, 0,
 	  RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT, "no event matches 'nosuch:event'" },
 	{ "an unknown fixed_layout", "ringtap_test:*", NULL, "padded-1999",
