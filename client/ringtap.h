@@ -43,7 +43,7 @@ struct ringtap_client_opts {
 	const char *const *events;
 	const uint32_t *cpus;		/* only these CPUs' records; n_cpus 0: every CPU */
 	size_t n_cpus;
-	const int32_t *pids;		/* only these processes' records; n_pids 0: all */
+	const int32_t *pids;		/* only these processes' records; n_pids 0: all; not RAW */
 	size_t n_pids;
 	bool common_fields;		/* also send every record's common fields */
 	/*
@@ -55,7 +55,7 @@ struct ringtap_client_opts {
 	 */
 	Ringtap__Encoding encoding;
 	const char *fixed_layout;
-	/* Only records for which this holds, e.g. "seq < 10 && cpu == 1" (kernel filter syntax). */
+	/* Only records for which this holds, e.g. "seq < 10 && cpu == 1" (kernel syntax); not RAW. */
 	const char *filter;
 	/* Only these payload fields (NULL-terminated names); NULL: every field. DECODED only. */
 	const char *const *fields;

@@ -61,15 +61,17 @@ int rt_handshake(const Ringtap__Hello *h, const struct rt_offer *o, struct rt_ag
 	/* No subscription is fine: the client wants the Welcome only (ringtap info). */
 	if (!sub)
 		return 0;
-	if (o->max_events && sub->n_events > o->max_events) {
-		*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
+	*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
+	return rt_subscription_check(sub, o->max_events, why);
+}
+
+int rt_subscription_check(const Ringtap__Subscription *sub, size_t max_events, struct rt_why *why)
+{
+	if (max_events && sub->n_events > max_events)
 		return rt_why_set(why, -EPROTO, "the subscription names %zu events; this daemon "
-				  "allows %zu (max_events)", sub->n_events, o->max_events);
-	}
+				  "allows %zu (max_events)", sub->n_events, max_events);
 	for (size_t i = 0; i < sub->n_events; i++)
-		if (!sub->events[i] || !sub->events[i][0]) {
-			*reason = RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION;
+		if (!sub->events[i] || !sub->events[i][0])
 			return rt_why_set(why, -EPROTO, "an empty event name");
-		}
 	return 0;
 }

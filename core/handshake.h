@@ -5,7 +5,8 @@
  *
  * Picks the protocol version (the highest both speak) and the encoding (the
  * client's first preference the daemon offers), or says why not, with the
- * machine-readable reason the Refusal carries. A Hello without events is
+ * machine-readable reason the Refusal carries; a Subscription's own checks,
+ * for the Hello's and an Update's alike. A Hello without events is
  * answered with a Welcome and nothing after it. Event names are checked
  * against the kernel elsewhere: they need tracefs. Pure.
  */
@@ -33,3 +34,10 @@ struct rt_agreement {
 /* 0 and the agreement, or -EPROTO with *reason and the Refusal's text in why. */
 int rt_handshake(const Ringtap__Hello *hello, const struct rt_offer *offer,
 		 struct rt_agreement *out, Ringtap__RefusalReason *reason, struct rt_why *why);
+
+/*
+ * The checks of a Subscription that need no kernel (its globs, how many),
+ * the Hello's and an Update's alike: 0, or -EPROTO with the text in why
+ * (a Hello's BAD_SUBSCRIPTION). max_events 0: any number.
+ */
+int rt_subscription_check(const Ringtap__Subscription *sub, size_t max_events, struct rt_why *why);

@@ -28,6 +28,9 @@
 #include "tracefs.h"
 #include "util.h"
 
+/* Globs in one Subscription, a Hello's or an Update's. */
+#define MAX_GLOBS 256
+
 static const Ringtap__Encoding offered[] = {
 	RINGTAP__ENCODING__DECODED,
 	RINGTAP__ENCODING__RAW,
@@ -329,6 +332,14 @@ int conn_push_heartbeat(struct rt_conn *c)
 	return ret;
 }
 
+#define UNKNOWN_LAYOUT "unknown fixed layout (known: padded-2012)"
+
+/* The legacy layout a FIXED subscription names (padded-2012 when none); NULL: unknown. */
+static const struct rt_legacy_layout *fixed_layout_of(const Ringtap__Subscription *sub)
+{
+	return rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+}
+
 /* The encoding and, with FIXED, the legacy layout; false when refused. */
 static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringtap__Encoding enc)
 {
@@ -346,10 +357,9 @@ static bool take_encoding(struct rt_conn *c, const Ringtap__Hello *hello, Ringta
 	}
 	if (enc != RINGTAP__ENCODING__FIXED)
 		return true;
-	c->out.legacy = rt_legacy_find(sub && sub->fixed_layout ? sub->fixed_layout : "padded-2012");
+	c->out.legacy = fixed_layout_of(sub);
 	if (!c->out.legacy) {
-		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
-		       "unknown fixed layout (known: padded-2012)");
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, UNKNOWN_LAYOUT);
 		return false;
 	}
 	c->out.sub.data_kind = RINGTAP__FRAME__MSG_FIXED;
@@ -397,12 +407,20 @@ static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, st
 {
 	Ringtap__Encoding enc = c->out.encoding;
 
+	/* Unknown, refused as in a Hello; known, it changes nothing: the Hello's layout stays. */
+	if (enc == RINGTAP__ENCODING__FIXED && !fixed_layout_of(sub))
+		return rt_why_set(why, -EINVAL, UNKNOWN_LAYOUT);
 	if (sub->n_fields && enc != RINGTAP__ENCODING__DECODED)
 		return rt_why_set(why, -EINVAL, "fields (a projection) apply to DECODED only");
 	if (sub->has_common_fields && sub->common_fields && enc != RINGTAP__ENCODING__DECODED)
 		return rt_why_set(why, -EINVAL, "common_fields apply to DECODED only");
 	if (sub->has_host_texts && sub->host_texts && enc != RINGTAP__ENCODING__RAW)
 		return rt_why_set(why, -EINVAL, "host_texts apply to RAW only");
+	/* RAW pages go out whole: nothing in them can be left out for a pid or a filter. */
+	if (sub->n_pids && enc == RINGTAP__ENCODING__RAW)
+		return rt_why_set(why, -EINVAL, "pids apply to DECODED and FIXED only");
+	if (sub->filter && *sub->filter && enc == RINGTAP__ENCODING__RAW)
+		return rt_why_set(why, -EINVAL, "filter applies to DECODED and FIXED only");
 	if (sub->fixed_layout && enc != RINGTAP__ENCODING__FIXED)
 		return rt_why_set(why, -EINVAL, "fixed_layout applies to FIXED only");
 	return rt_select_latency(sub->has_max_latency_ms, sub->max_latency_ms, &c->latency_ms, why);
@@ -412,7 +430,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
 	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, ARRAY_SIZE(offered),
-				  256 };
+				  MAX_GLOBS };
 	struct rt_agreement agreed;
 	Ringtap__RefusalReason reason;
 	struct rt_why why = { "" };
@@ -499,7 +517,10 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	 */
 	rt_subscriber_clear_selection(&c->out.sub);
 	free_selection(c);
-	ret = options_apply(c, sub, &why);
+	/* In the Hello's order: what rt_handshake() checks, then the options, then the kernel. */
+	ret = rt_subscription_check(sub, MAX_GLOBS, &why);
+	if (!ret)
+		ret = options_apply(c, sub, &why);
 	if (!ret)
 		ret = subscribe(c, sub, &why);
 	/* A stream that ends here does not get to set the drain period on its way out. */

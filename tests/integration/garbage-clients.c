@@ -4,8 +4,8 @@
  * checking each answer: random bytes, an oversized length, a frame cut off
  * mid-way, an unknown version, an unknown event, a Hello and gone. Then a RAW
  * subscription asks for a projection (refused), two Updates are refused (each
- * must say why), and 100 connections at once each send half a Hello and
- * wait.
+ * must say why), bad subscriptions are refused alike in a Hello and in an
+ * Update, and 100 connections at once each send half a Hello and wait.
  *
  * Every connection is accounted for as docs/PROTOCOL.md says, none skipped:
  * each gets the one answer its bytes call for (the random ones are read
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "dial.h"
+#include "util.h"
 #include "wire.h"
 
 static void send_hello_as(int fd, uint32_t lo, uint32_t hi, const char *event,
@@ -171,6 +172,55 @@ static void send_update(int fd, const char *event, bool host_texts)
 	free(buf);
 }
 
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Up to the close: the first Refusal's reason or Error's code, and its text. */
+static Ringtap__Frame__MsgCase told(int fd, uint32_t *reason_or_code, char *text, size_t size)
+{
+	Ringtap__Frame__MsgCase got = RINGTAP__FRAME__MSG__NOT_SET;
+	struct pollfd p = { fd, POLLIN, 0 };
+	long end = now_ms() + 5000;
+	struct rt_wire_reader r;
+
+	snprintf(text, size, "%s", "");
+	*reason_or_code = 0;
+	rt_wire_reader_init(&r, 0);
+	/* A stream that goes on (the subscription taken) has its Heartbeats: not past 5 s. */
+	while (now_ms() < end && poll(&p, 1, (int)(end - now_ms())) == 1) {
+		uint8_t buf[4096];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t used;
+		Ringtap__Frame *f;
+
+		if (n <= 0)
+			break;
+		for (size_t off = 0; off < (size_t)n; off += used) {
+			if (rt_wire_reader_feed(&r, buf + off, (size_t)n - off, &used) < 0)
+				break;
+			while (rt_wire_reader_next(&r, &f) == 1) {
+				if (!got && f->msg_case == RINGTAP__FRAME__MSG_REFUSAL) {
+					got = f->msg_case;
+					*reason_or_code = f->refusal->reason;
+					snprintf(text, size, "%s", f->refusal->text);
+				} else if (!got && f->msg_case == RINGTAP__FRAME__MSG_ERROR) {
+					got = f->msg_case;
+					*reason_or_code = f->error->code;
+					snprintf(text, size, "%s", f->error->text);
+				}
+				ringtap__frame__free_unpacked(f, NULL);
+			}
+		}
+	}
+	rt_wire_reader_release(&r);
+	return got;
+}
+
 /*
  * A refused Update ends the stream with an Error that says why, as a refused
  * Hello's Refusal would: the first Error's code and text, "" if none came.
@@ -179,37 +229,13 @@ static uint32_t update_refused(const char *path, const char *event, bool host_te
 			       char *text, size_t size)
 {
 	int fd = dial(path);
-	struct rt_wire_reader r;
-	struct pollfd p = { fd, POLLIN, 0 };
-	uint32_t code = 0;
+	uint32_t code;
 
-	snprintf(text, size, "%s", "");
 	send_hello(fd, 1, 1, "ringtap_test:*");
 	send_update(fd, event, host_texts);
-	rt_wire_reader_init(&r, 0);
 	/* To the close after the Error: the flood counts on this connection being gone. */
-	while (poll(&p, 1, 5000) == 1) {
-		uint8_t buf[4096];
-		ssize_t n = read(fd, buf, sizeof(buf));
-		size_t used;
-		Ringtap__Frame *f;
-
-		if (n <= 0)
-			break;
-		/* The reader takes up to the end of a frame a call: feed it all. */
-		for (size_t off = 0; off < (size_t)n && !code; off += used) {
-			if (rt_wire_reader_feed(&r, buf + off, (size_t)n - off, &used) < 0)
-				break;
-			while (!code && rt_wire_reader_next(&r, &f) == 1) {
-				if (f->msg_case == RINGTAP__FRAME__MSG_ERROR) {
-					code = f->error->code;
-					snprintf(text, size, "%s", f->error->text);
-				}
-				ringtap__frame__free_unpacked(f, NULL);
-			}
-		}
-	}
-	rt_wire_reader_release(&r);
+	if (told(fd, &code, text, size) != RINGTAP__FRAME__MSG_ERROR)
+		code = 0;
 	close(fd);
 	return code;
 }
@@ -233,12 +259,108 @@ static unsigned int refused_updates(const char *path)
 	return bad;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
+/*
+ * A subscription the daemon cannot serve is told the same, whether it comes
+ * in a Hello or in an Update: the Refusal's reason and the Error's code say
+ * the same thing (UNKNOWN_EVENT and ENOENT, BAD_SUBSCRIPTION and EINVAL),
+ * with the same text. Options that do not apply to the encoding included.
+ */
+struct bad_sub {
+	const char *what, *event, *filter, *fixed_layout;
+	Ringtap__Encoding enc;
+	int32_t pid;
+	Ringtap__RefusalReason reason;
+	const char *text;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static const struct bad_sub bad_subs[] = {
+	{ "an empty glob", "", NULL, NULL, RINGTAP__ENCODING__DECODED, 0,
+	  RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, "an empty event name" },
+	{ "an unknown event", "nosuch:event", NULL, NULL, RINGTAP__ENCODING__DECODED, 0,
+	  RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT, "no event matches 'nosuch:event'" },
+	{ "an unknown fixed_layout", "ringtap_test:*", NULL, "padded-1999",
+	  RINGTAP__ENCODING__FIXED, 0, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+	  "unknown fixed layout (known: padded-2012)" },
+	{ "RAW with a filter", "ringtap_test:*", "common_pid == 1", NULL, RINGTAP__ENCODING__RAW,
+	  0, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, "filter applies to DECODED and FIXED only" },
+	{ "RAW with pids", "ringtap_test:*", NULL, NULL, RINGTAP__ENCODING__RAW, 1,
+	  RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION, "pids apply to DECODED and FIXED only" },
+};
+
+/* A Hello with s's subscription (good: the same encoding, a servable one), or an Update with it. */
+static void send_sub(int fd, const struct bad_sub *s, bool good, bool update)
+{
+	Ringtap__Frame f = RINGTAP__FRAME__INIT;
+	Ringtap__Hello h = RINGTAP__HELLO__INIT;
+	Ringtap__Update u = RINGTAP__UPDATE__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	Ringtap__Encoding enc = s->enc;
+	char *events[1] = { (char *)(good ? "ringtap_test:*" : s->event) };
+	int32_t pids[1] = { s->pid };
+	uint8_t *buf;
+	size_t len;
+
+	sub.n_events = 1;
+	sub.events = events;
+	if (!good) {
+		sub.filter = (char *)s->filter;
+		sub.fixed_layout = (char *)s->fixed_layout;
+		sub.n_pids = s->pid != 0;
+		sub.pids = pids;
+	}
+	h.min_version = 1;
+	h.max_version = 1;
+	h.n_encodings = 1;
+	h.encodings = &enc;
+	h.client_name = "garbage";
+	h.subscription = &sub;
+	u.subscription = &sub;
+	f.msg_case = update ? RINGTAP__FRAME__MSG_UPDATE : RINGTAP__FRAME__MSG_HELLO;
+	if (update)
+		f.update = &u;
+	else
+		f.hello = &h;
+	if (rt_wire_encode(&f, &buf, &len) || write(fd, buf, len) != (ssize_t)len)
+		exit(1);
+	free(buf);
+}
+
+static uint32_t code_of(Ringtap__RefusalReason reason)
+{
+	return reason == RINGTAP__REFUSAL_REASON__UNKNOWN_EVENT ? ENOENT :
+	       reason == RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED ? EACCES : EINVAL;
+}
+
+static unsigned int hello_as_update(const char *path)
+{
+	unsigned int bad = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_subs); i++) {
+		const struct bad_sub *s = &bad_subs[i];
+		char hello_text[256], update_text[256];
+		uint32_t reason, code;
+		Ringtap__Frame__MsgCase hello, update;
+		int fd = dial(path);
+
+		send_sub(fd, s, false, false);
+		hello = told(fd, &reason, hello_text, sizeof(hello_text));
+		close(fd);
+		fd = dial(path);
+		send_sub(fd, s, true, false);
+		send_sub(fd, s, false, true);
+		update = told(fd, &code, update_text, sizeof(update_text));
+		close(fd);
+		if (hello != RINGTAP__FRAME__MSG_REFUSAL || reason != s->reason ||
+		    strcmp(hello_text, s->text) || update != RINGTAP__FRAME__MSG_ERROR ||
+		    code != code_of(s->reason) || strcmp(update_text, s->text)) {
+			fprintf(stderr, "%s: Hello answered %d (reason %u '%s'), Update %d (Error "
+				"%u '%s'); want reason %d and Error %u, both '%s'\n", s->what,
+				hello, reason, hello_text, update, code, update_text, s->reason,
+				code_of(s->reason), s->text);
+			bad++;
+		}
+	}
+	return bad;
 }
 
 /* Past max_clients, this many more are read so that they hear why (PROTOCOL.md). */
@@ -521,6 +643,7 @@ int main(int argc, char **argv)
 	       unanswered, n_waiting);
 	bad += projection_on_raw(argv[1]);
 	bad += refused_updates(argv[1]);
+	bad += hello_as_update(argv[1]);
 	bad += flood(argv[1], max_clients, waiting, n_waiting);
 	for (unsigned int i = 0; i < n_waiting; i++)
 		close(waiting[i]);

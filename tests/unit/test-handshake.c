@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	char *one[] = { "ringtap_test:*" };
 	char *five[] = { "a:*", "b:*", "c:*", "d:*", "e:*" };
 	char *empty[] = { "" };
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	struct rt_why why = { "" };
 	struct rt_agreement a;
 	Ringtap__RefusalReason r;
 
@@ -75,5 +77,17 @@ int main(int argc, char **argv)
 	CHECK_STR(last.text, "the subscription names 5 events; this daemon allows 4 (max_events)");
 	CHECK_EQ(shake(1, 1, decoded, 1, empty, 1, true, &a, &r), -EPROTO);
 	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION);
+	CHECK_STR(last.text, "an empty event name");
+
+	/* An Update's Subscription alone: the Hello's checks, the Hello's texts. */
+	sub.n_events = 5;
+	sub.events = five;
+	CHECK_EQ(rt_subscription_check(&sub, 4, &why), -EPROTO);
+	CHECK_STR(why.text, "the subscription names 5 events; this daemon allows 4 (max_events)");
+	CHECK_EQ(rt_subscription_check(&sub, 0, &why), 0);
+	sub.n_events = 1;
+	sub.events = empty;
+	CHECK_EQ(rt_subscription_check(&sub, 4, &why), -EPROTO);
+	CHECK_STR(why.text, "an empty event name");
 	return check_exit("test-handshake");
 }
