@@ -155,7 +155,7 @@ static int enable_events(struct ringtapd *d)
 static int start_pump(struct ringtapd *d)
 {
 	struct rt_why why = { "" };
-	int ret = rt_pump_new(&d->pump, d->session, d->layout, &why);
+	int ret = rt_pump_new(&d->pump, d->session, d->layout, d->cfg.num[RT_CONF_RING_PAGES], &why);
 
 	if (ret)
 		rt_log(LOG_ERR, "%s: %s", why.text, strerror(-ret));
