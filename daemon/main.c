@@ -213,6 +213,8 @@ static int run(struct ringtapd *d)
 	if (!d->to_stdout && (ret = rt_server_new(&d->server, d->loop, &d->server_opts,
 						  d->session, d->layout)))
 		return ret;
+	if (d->server)
+		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	if ((ret = start_nats(d)))
 		return ret;
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){

@@ -473,6 +473,10 @@ out:
 
 void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 {
+	/* Each is a page a slow socket subscriber still held when the ring came round to it. */
+	rt_log(LOG_INFO, "page ring: %u slots per CPU, %zu bytes; %" PRIu64 " page(s) copied out of "
+	       "a slot for a subscriber's queue", p->ring->ring.head.slots, p->ring->ring.size,
+	       p->ring->copies);
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		const struct cpu_account *a = &p->acct[cpu];
 		struct rt_cpu_stats st = { 0 };
