@@ -8,6 +8,8 @@
  *       after each RingReady and at the Bye reads every CPU's pages with
  *       rt_ring_read; each page's bytes go to OUT.cpuN. Prints
  *       "pages=P records=R lost=L" (lost: every cause rt_ring_read gives).
+ *       Once mapped, it sends an Update with what only a ring reader's RAW
+ *       may ask (pids, a filter, common fields): an Error would end it.
  *   ring-client SOCKET raw EVENTS OUT    the same pages over the socket (RAW,
  *       version 1), for comparison: same output.
  *   ring-client SOCKET idle EVENTS FILE  RING, maps the ring, creates FILE and
@@ -32,7 +34,8 @@
 #include "wire.h"
 
 struct state {
-	const char *mode, *out;
+	const char *mode, *out, *events;
+	int sock;
 	int fd;			/* the ring's, once received */
 	struct rt_ring ring;
 	struct rt_ring_cursor *cur;
@@ -82,6 +85,38 @@ static void read_ring(struct state *s)
 	}
 }
 
+static void send_frame(int fd, const Ringtap__Frame *f)
+{
+	uint8_t *out;
+	size_t len;
+
+	if (rt_wire_encode(f, &out, &len) || write(fd, out, len) != (ssize_t)len)
+		die("cannot send a frame");
+	free(out);
+}
+
+/* Pids, a filter and common fields: refused to a RAW socket subscriber, a ring reader's library's. */
+static void send_update(struct state *s)
+{
+	Ringtap__Frame f = RINGTAP__FRAME__INIT;
+	Ringtap__Update u = RINGTAP__UPDATE__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	char *events = (char *)s->events;
+	int32_t pids[] = { 1, 2 };
+
+	sub.events = &events;
+	sub.n_events = 1;
+	sub.pids = pids;
+	sub.n_pids = 2;
+	sub.filter = "common_pid >= 0";
+	sub.has_common_fields = true;
+	sub.common_fields = true;
+	u.subscription = &sub;
+	f.msg_case = RINGTAP__FRAME__MSG_UPDATE;
+	f.update = &u;
+	send_frame(s->sock, &f);
+}
+
 static void on_ring(struct state *s, const Ringtap__Ring *m)
 {
 	void *base;
@@ -113,6 +148,7 @@ static void on_ring(struct state *s, const Ringtap__Ring *m)
 		for (;;)
 			pause();
 	}
+	send_update(s);
 }
 
 /* Returns true when the stream is done. */
@@ -193,8 +229,6 @@ static void send_hello(int fd, bool ring, char *events)
 	Ringtap__Hello h = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
 	Ringtap__Encoding raw = RINGTAP__ENCODING__RAW;
-	uint8_t *out;
-	size_t len;
 
 	h.min_version = 1;
 	h.max_version = ring ? 2 : 1;
@@ -208,9 +242,7 @@ static void send_hello(int fd, bool ring, char *events)
 	h.subscription = &sub;
 	f.msg_case = RINGTAP__FRAME__MSG_HELLO;
 	f.hello = &h;
-	if (rt_wire_encode(&f, &out, &len) || write(fd, out, len) != (ssize_t)len)
-		die("cannot send the Hello");
-	free(out);
+	send_frame(fd, &f);
 }
 
 int main(int argc, char **argv)
@@ -227,7 +259,9 @@ int main(int argc, char **argv)
 	}
 	s.mode = argv[2];
 	s.out = argv[4];
+	s.events = argv[3];
 	fd = !strcmp(s.mode, "tcp") ? dial_tcp(argv[1]) : dial(argv[1]);
+	s.sock = fd;
 	send_hello(fd, strcmp(s.mode, "raw") != 0, argv[3]);
 	rt_wire_reader_init(&reader, 0);
 	while (!done) {
