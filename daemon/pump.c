@@ -27,8 +27,12 @@ struct cpu_account {
 	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
 	unsigned long long malformed_pages;
 	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
-	/* What the ring's slots say: exact kernel losses, and those without a count. */
-	uint64_t ring_lost, ring_inexact;
+	/*
+	 * What the ring's slots say: records of whole pages (a malformed page
+	 * the walk had begun counts none there), exact kernel losses, and those
+	 * without a count.
+	 */
+	uint64_t ring_read, ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
 	bool said_out_of_memory;	/* its reader found no page buffer: logged once */
 };
@@ -210,7 +214,6 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	struct cpu_account *a = &p->acct[cpu];
 	struct rt_page_result res;
 	struct rt_ring_page_info info = { .len = len };
-	uint64_t records_before = a->records;
 	bool walk = p->to.text || p->to.nats ||
 		    (p->to.server && rt_server_wants_records(p->to.server));
 	int ret;
@@ -252,12 +255,13 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		info.first_ts = res.first_timestamp;
 		info.last_ts = res.last_timestamp;
 	}
-	info.events_before = records_before + a->ring_lost;
+	info.events_before = a->ring_read + a->ring_lost;
 	info.kernel_lost = a->ring_lost;
 	info.kernel_inexact = a->ring_inexact;
 	/* Those before it: this one, counted above, is its flag. */
 	info.malformed = a->malformed_pages - (ret == -EBADMSG);
 	rt_page_ring_commit(p->ring, (unsigned int)cpu, &info);
+	a->ring_read += info.records;
 	if (p->to.server) {
 		if (ret != -EBADMSG)
 			rt_server_page(p->to.server, (unsigned int)cpu, buf, len, res.records,
