@@ -34,7 +34,7 @@ struct cpu_account {
 	 */
 	uint64_t ring_read, ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
-	bool said_out_of_memory;	/* its reader found no page buffer: logged once */
+	bool said_out_of_memory;	/* its reader could not copy a queued page out: logged once */
 };
 
 struct rt_pump {
@@ -298,8 +298,9 @@ static int drain_one(struct rt_pump *p, int cpu, unsigned int max_pages)
 	if (n < 0)
 		rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
 	if (r->out_of_memory && !a->said_out_of_memory)
-		rt_log(LOG_ERR, "cpu%d: out of memory for a page buffer; reading resumes when there "
-		       "is one, and what the kernel overwrites meanwhile is reported lost", cpu);
+		rt_log(LOG_ERR, "cpu%d: out of memory to copy a queued page out of the ring; reading "
+		       "resumes when there is, and what the kernel overwrites meanwhile is reported "
+		       "lost", cpu);
 	a->said_out_of_memory = r->out_of_memory;
 	return n;
 }

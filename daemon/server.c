@@ -15,8 +15,8 @@
 #include "conn.h"
 #include "fanout.h"
 #include "listener.h"
-#include "ring_conn.h"
 #include "log.h"
+#include "ring_conn.h"
 #include "server.h"
 #include "tracefs.h"
 
