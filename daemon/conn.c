@@ -270,6 +270,9 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 
 	ret = selection_subscribe(srv->session, srv->layout, (const char *const *)sub->events,
 				  sub->n_events, c->allowed, srv->limits.max_events, &events, &n, why);
+	/* RAW pages of a captured tree hold every event it recorded: each one's Schema goes too. */
+	if (!ret && c->out.encoding == RINGTAP__ENCODING__RAW)
+		ret = rt_session_enable_recorded(srv->session, srv->layout, why);
 	for (size_t i = 0; !ret && i < n; i++)
 		ret = rt_subscriber_select_event(&c->out.sub, (unsigned int)events[i]->id);
 	if (!ret)
