@@ -339,6 +339,15 @@ int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out)
 	return put_frame(&frame, out);
 }
 
+int rt_encode_status_frame(const Ringtap__Status *st, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+
+	frame.msg_case = RINGTAP__FRAME__MSG_STATUS;
+	frame.status = (Ringtap__Status *)st;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
