@@ -89,7 +89,23 @@ static int read_request(char *buf, size_t size, size_t *len)
 			return 0;
 	}
 	/* A head cut short still has its request line; one that never ends is refused. */
-	return *len && *len < size - 1 ? 0 : -EMSGSIZE;
+	if (*len == size - 1)
+		return -EMSGSIZE;
+	return *len ? 0 : -ENODATA;
+}
+
+static const char *request_problem(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "no whole request within 5 s";
+	case -EMSGSIZE:
+		return "the request head is over 8 KiB";
+	case -ENODATA:
+		return "the connection closed before a request";
+	default:
+		return strerror(-err);
+	}
 }
 
 static int write_all(int fd, const void *data, size_t len)
@@ -284,9 +300,7 @@ int rt_status_main(int argc, char **argv)
 
 		ret = read_request(req, sizeof(req), &len);
 		if (ret)
-			return http_fail("400 Bad Request", ret == -ETIMEDOUT ?
-					 "no whole request within 5 s" : ret == -EMSGSIZE ?
-					 "the request head is too long" : strerror(-ret));
+			return http_fail("400 Bad Request", request_problem(ret));
 		ret = rt_metrics_http_request(req, len, &asked, &head);
 		if (ret == -EOPNOTSUPP)
 			return http_fail("405 Method Not Allowed", "only GET and HEAD are served");
