@@ -337,31 +337,13 @@ void rt_pump_check_cpus(struct rt_pump *p)
 	}
 }
 
-void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals *t)
-{
-	const struct cpu_account *a = &p->acct[cpu];
-
-	*t = (struct rt_pump_totals){
-		.records = a->records,
-		.kernel_lost = a->kernel_lost,
-		.malformed_pages = a->malformed_pages,
-		.pages = p->readers[cpu].pages,
-		.unknown = a->unknown,
-	};
-}
-
 void rt_pump_totals(const struct rt_pump *p, struct rt_pump_totals *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
-		struct rt_pump_totals one;
-
-		rt_pump_cpu_totals(p, cpu, &one);
-		t->records += one.records;
-		t->kernel_lost += one.kernel_lost;
-		t->malformed_pages += one.malformed_pages;
-		t->pages += one.pages;
-		t->unknown += one.unknown;
+		t->records += p->acct[cpu].records;
+		t->kernel_lost += p->acct[cpu].kernel_lost;
+		t->malformed_pages += p->acct[cpu].malformed_pages;
 	}
 }
 
@@ -462,4 +444,17 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 			rt_log(LOG_ERR, "cpu%d: the kernel handed over %llu events, %llu records were "
 			       "read from its pages", cpu, st.read_events, a->records);
 	}
+}
+
+void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals *t)
+{
+	const struct cpu_account *a = &p->acct[cpu];
+
+	*t = (struct rt_pump_totals){
+		.records = a->records,
+		.kernel_lost = a->kernel_lost,
+		.malformed_pages = a->malformed_pages,
+		.pages = p->readers[cpu].pages,
+		.unknown = a->unknown,
+	};
 }

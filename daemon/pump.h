@@ -34,8 +34,8 @@ struct rt_pump_totals {
 	uint64_t records;
 	uint64_t kernel_lost;		/* overwritten by the kernel before they were read */
 	uint64_t malformed_pages;	/* skipped whole: their records' number is unknown */
-	uint64_t pages;			/* sub-buffers read */
-	uint64_t unknown;		/* records of an event without a format */
+	uint64_t pages;			/* sub-buffers read (rt_pump_cpu_totals only) */
+	uint64_t unknown;		/* records of an event without a format (the same) */
 };
 
 /* One reader per CPU of the session; -errno with why. */

@@ -141,10 +141,11 @@ int rt_server_status(const struct rt_server *srv, Ringtap__Status *st)
 	size_t n = conn_count(srv, CONN_STREAMING), i = 0;
 	/* The pointers, then what they point to, in one block (rt_server_status_release). */
 	Ringtap__SubscriberCounters **ptrs = calloc(n + 1, sizeof(*ptrs) + sizeof(**ptrs));
-	Ringtap__SubscriberCounters *subs = (Ringtap__SubscriberCounters *)(ptrs + n + 1);
+	Ringtap__SubscriberCounters *subs;
 
 	if (!ptrs)
 		return -ENOMEM;
+	subs = (Ringtap__SubscriberCounters *)(ptrs + n + 1);
 	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
 		Ringtap__SubscriberCounters *s = &subs[i];
 

@@ -35,11 +35,12 @@ int ringtapd_status(void *userdata, struct rt_buf *frame)
 	size_t ncpus = (size_t)rt_pump_ncpus(d->pump);
 	/* The pointers, then what they point to, in one block. */
 	Ringtap__CpuCounters **cpus = calloc(ncpus + 1, sizeof(*cpus) + sizeof(**cpus));
-	Ringtap__CpuCounters *cc = (Ringtap__CpuCounters *)(cpus + ncpus + 1);
+	Ringtap__CpuCounters *cc;
 	int ret;
 
 	if (!cpus)
 		return -ENOMEM;
+	cc = (Ringtap__CpuCounters *)(cpus + ncpus + 1);
 	st.uptime_ns = monotonic_ns() - d->started_ns;
 	for (size_t i = 0; i < ncpus; i++) {
 		struct rt_pump_totals t;
