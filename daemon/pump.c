@@ -505,3 +505,16 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 			       "read from its pages", cpu, st.read_events, a->records);
 	}
 }
+
+void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals *t)
+{
+	const struct cpu_account *a = &p->acct[cpu];
+
+	*t = (struct rt_pump_totals){
+		.records = a->records,
+		.kernel_lost = a->kernel_lost,
+		.malformed_pages = a->malformed_pages,
+		.pages = p->readers[cpu].pages,
+		.unknown = a->unknown,
+	};
+}
