@@ -6,7 +6,9 @@
 # `apt-get purge` with the daemon running must leave nothing behind: no
 # path the packages brought (dpkg -L, taken while installed), no other new
 # path anywhere on the root file system, no ringtap group, no tracefs
-# instance, no unit, no socket.
+# instance, no unit, no socket. Then once more with a daemon that was
+# killed and not restarted (its tracefs instance left behind) before the
+# purge.
 debs=/var/cache/ringtap-test/debs
 pkgs="ringtapd ringtap libringtap0"
 export DEBIAN_FRONTEND=noninteractive
@@ -26,33 +28,72 @@ snapshot > $W/before
 up "install"
 
 # --- install ----------------------------------------------------------------------
-for p in $pkgs; do
-	set -- $debs/${p}_*.deb
-	[ -f "$1" ] || fail "no $p package in $debs: $(ls $debs)"
-	files="${files:-} $1"
-done
-apt-get install -y $files > $W/apt-install.log 2>&1 ||
-	fail "apt-get install: $(tail -n 20 $W/apt-install.log)"
-up "installed"
-for p in $pkgs; do
-	expect_eq "$p installed" "$(dpkg-query -W -f='${db:Status-Abbrev}' $p)" "ii "
-done
-# As the snapshot names them: /lib, /bin and /sbin are links into /usr on
-# this merged-/usr system (one sed, not a readlink per path: forks are slow
-# under TCG).
-[ -L /lib ] && [ -L /bin ] && [ -L /sbin ] || fail "not a merged-/usr root file system"
-dpkg -L $pkgs | grep -v -x -F '/.' | sed -E 's#^/(bin|sbin|lib|lib32|lib64|libx32)(/|$)#/usr/\1\2#' |
-	sort -u > $W/pkg-files
-pass "installed: $(wc -l < $W/pkg-files) paths"
-up "listed"
-getent group ringtap > /dev/null || fail "the installation did not make the ringtap group"
-pass "ringtap group made at installation"
-# Nothing traces until the administrator says so.
-expect_eq "socket enabled after installation" "$(systemctl is-enabled ringtapd.socket)" disabled
-expect_eq "socket after installation" "$(systemctl is-active ringtapd.socket)" inactive
-expect_eq "service after installation" "$(systemctl is-active ringtapd.service)" inactive
-[ ! -e $T/instances/ringtap ] || fail "a tracefs instance before anything was enabled"
+install_packages() {
+	files=
+	for p in $pkgs; do
+		set -- $debs/${p}_*.deb
+		[ -f "$1" ] || fail "no $p package in $debs: $(ls $debs)"
+		files="$files $1"
+	done
+	apt-get install -y $files > $W/apt-install.log 2>&1 ||
+		fail "apt-get install: $(tail -n 20 $W/apt-install.log)"
+	up "installed"
+	for p in $pkgs; do
+		expect_eq "$p installed" "$(dpkg-query -W -f='${db:Status-Abbrev}' $p)" "ii "
+	done
+	# As the snapshot names them: /lib, /bin and /sbin are links into /usr on
+	# this merged-/usr system (one sed, not a readlink per path: forks are slow
+	# under TCG).
+	[ -L /lib ] && [ -L /bin ] && [ -L /sbin ] || fail "not a merged-/usr root file system"
+	dpkg -L $pkgs | grep -v -x -F '/.' | sed -E 's#^/(bin|sbin|lib|lib32|lib64|libx32)(/|$)#/usr/\1\2#' |
+		sort -u > $W/pkg-files
+	pass "installed: $(wc -l < $W/pkg-files) paths"
+	up "listed"
+	getent group ringtap > /dev/null || fail "the installation did not make the ringtap group"
+	pass "ringtap group made at installation"
+	# Nothing traces until the administrator says so.
+	expect_eq "socket enabled after installation" "$(systemctl is-enabled ringtapd.socket)" disabled
+	expect_eq "socket after installation" "$(systemctl is-active ringtapd.socket)" inactive
+	expect_eq "service after installation" "$(systemctl is-active ringtapd.service)" inactive
+	[ ! -e $T/instances/ringtap ] || fail "a tracefs instance before anything was enabled"
+}
 
+# --- purge ------------------------------------------------------------------------------
+# purge_and_check WHEN
+purge_and_check() {
+	up "purge $1"
+	apt-get purge -y $pkgs > $W/apt-purge.log 2>&1 || fail "apt-get purge: $(tail -n 20 $W/apt-purge.log)"
+	for p in $pkgs; do
+		expect_eq "$p after purge" "$(dpkg-query -W -f='${db:Status-Abbrev}' $p 2>/dev/null)" ""
+	done
+	# Every path the packages brought and the system did not have before.
+	left=$(comm -13 $W/before $W/pkg-files | while read -r f; do
+		if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
+	done)
+	[ -z "$left" ] || fail "left by the purge: $(echo $left)"
+	pass "each of the packages' paths is gone"
+	up "snapshot"
+	# Any other path made since (enable links, deb-systemd-helper's state, /etc/ringtap).
+	snapshot > $W/after
+	new=$(comm -13 $W/before $W/after)
+	[ -z "$new" ] || fail "new paths after the purge: $(echo $new)"
+	pass "the root file system holds the paths it held before the installation"
+	getent group ringtap && fail "the ringtap group is still there after the purge"
+	grep -q '^ringtap:' /etc/gshadow && fail "ringtap is still in /etc/gshadow"
+	pass "no ringtap group"
+	[ -z "$(ls -A $T/instances)" ] || fail "tracefs instances after the purge: $(ls $T/instances)"
+	pass "no tracefs instance"
+	for u in ringtapd.socket ringtapd.service; do
+		expect_eq "$u after the purge" "$(systemctl show -p LoadState --value $u)" not-found
+		expect_eq "$u state" "$(systemctl show -p ActiveState --value $u)" inactive
+	done
+	[ ! -e /run/ringtap ] || fail "/run/ringtap after the purge: $(ls -la /run/ringtap)"
+	pass "no /run/ringtap"
+	ldconfig -p | grep -q libringtap && fail "libringtap in the loader's cache: $(ldconfig -p | grep libringtap)"
+	pass "libringtap not in the loader's cache"
+}
+
+install_packages
 up "enable"
 # --- enable, stream --------------------------------------------------------------
 systemctl enable --now ringtapd.socket > $W/enable.log 2>&1 ||
@@ -78,35 +119,22 @@ grep -q '^# cpu [0-9]*: lost' $W/s.out && fail "losses: $(grep '^# cpu' $W/s.out
 pass "no loss reported"
 expect_eq "service after the stream" "$(systemctl is-active ringtapd.service)" active
 
-up "purge"
-# --- purge, with the daemon running ------------------------------------------------
-apt-get purge -y $pkgs > $W/apt-purge.log 2>&1 || fail "apt-get purge: $(tail -n 20 $W/apt-purge.log)"
-for p in $pkgs; do
-	expect_eq "$p after purge" "$(dpkg-query -W -f='${db:Status-Abbrev}' $p 2>/dev/null)" ""
-done
-# Every path the packages brought and the system did not have before.
-left=$(comm -13 $W/before $W/pkg-files | while read -r f; do
-	if [ -e "$f" ] || [ -L "$f" ]; then echo "$f"; fi
-done)
-[ -z "$left" ] || fail "left by the purge: $(echo $left)"
-pass "each of the packages' paths is gone"
-up "snapshot"
-# Any other path made since (enable links, deb-systemd-helper's state, /etc/ringtap).
-snapshot > $W/after
-new=$(comm -13 $W/before $W/after)
-[ -z "$new" ] || fail "new paths after the purge: $(echo $new)"
-pass "the root file system holds the paths it held before the installation"
-getent group ringtap && fail "the ringtap group is still there after the purge"
-grep -q '^ringtap:' /etc/gshadow && fail "ringtap is still in /etc/gshadow"
-pass "no ringtap group"
-[ -z "$(ls -A $T/instances)" ] || fail "tracefs instances after the purge: $(ls $T/instances)"
-pass "no tracefs instance"
-for u in ringtapd.socket ringtapd.service; do
-	expect_eq "$u after the purge" "$(systemctl show -p LoadState --value $u)" not-found
-	expect_eq "$u state" "$(systemctl show -p ActiveState --value $u)" inactive
-done
-[ ! -e /run/ringtap ] || fail "/run/ringtap after the purge: $(ls -la /run/ringtap)"
-pass "no /run/ringtap"
-ldconfig -p | grep -q libringtap && fail "libringtap in the loader's cache: $(ldconfig -p | grep libringtap)"
-pass "libringtap not in the loader's cache"
+purge_and_check "with the daemon running"
+
+# --- a daemon killed and not restarted: its instance is left for the purge ------------
+install_packages
+systemctl enable --now ringtapd.socket > $W/enable.log 2>&1 ||
+	fail "systemctl enable --now ringtapd.socket: $(cat $W/enable.log)"
+systemctl start ringtapd.service || fail "ringtapd.service did not start: $(journal | tail -n 20)"
+# What an OOM kill or a crash past the restart limit leaves.
+mkdir -p /run/systemd/system/ringtapd.service.d
+printf '[Service]\nRestart=no\n' > /run/systemd/system/ringtapd.service.d/no-restart.conf
+systemctl daemon-reload
+systemctl kill -s KILL ringtapd.service
+wait_for 10 sh -c '! systemctl -q is-active ringtapd.service' || fail "ringtapd survived SIGKILL"
+rm -r /run/systemd/system/ringtapd.service.d
+systemctl daemon-reload
+[ -d $T/instances/ringtap ] || fail "the killed daemon left no instance: the case is not tested"
+pass "killed ringtapd left its instance, $(systemctl is-active ringtapd.service)"
+purge_and_check "after the daemon was killed"
 up "end"
