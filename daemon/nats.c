@@ -52,6 +52,8 @@ struct rt_nats {
 	unsigned int ncpus;
 	unsigned int seen_reconnects;
 	unsigned int seen_resubjects;
+	uint64_t seen_republished;	/* messages sent again, as last logged */
+	time_t republished_logged_at;
 	uint64_t failed_logged;		/* records whose failed publish was logged */
 	time_t failed_logged_at;
 	enum conn_state logged_state;
@@ -68,6 +70,8 @@ struct rt_nats {
 	natsMsg **again;
 	size_t nagain, again_cap;
 	uint64_t order;			/* the publisher thread's: messages handed to libnats */
+	unsigned int bounces;		/* the publisher thread's: replays in a row, none acked */
+	uint64_t acked_at_replay;
 	bool stop, connected, need_stream, ready;
 	bool take_pending;		/* a reconnect: what the last server did not answer, again */
 	bool replay;			/* again holds messages to publish before any new one */
@@ -295,13 +299,17 @@ static int ensure_stream(struct rt_nats *n)
 	jsErrCode jerr = 0;
 	natsStatus s = NATS_OK;
 
+	bool changed = false;
+
 	for (int attempt = 0; attempt < 5; attempt++) {
 		bool covered;
 
 		jerr = 0;
 		s = stream_step(n, &covered, &jerr);
 		if (s == NATS_OK && covered)
-			return attempt > 0;
+			return changed;
+		/* Created or given our subject (a failed look, as after a failover, is neither). */
+		changed |= s == NATS_OK;
 	}
 	set_why(n, CONN_STREAM_FAILED, "stream %s: %s (JetStream error %d)", n->stream,
 		s == NATS_OK ? "our subjects keep being replaced" :
@@ -491,6 +499,18 @@ static void *publisher(void *arg)
 			n->ready = true;
 			atomic_store(&n->state, CONN_READY);
 			if (n->replay) {
+				uint64_t acked = atomic_load(&n->acked);
+
+				/*
+				 * Bounced again with our subject there all along and
+				 * nothing acknowledged since (a stream electing its
+				 * leader, a node catching up): wait, 50 ms doubling to
+				 * 2 s, rather than spin.
+				 */
+				n->bounces = ret == 0 && acked == n->acked_at_replay ? n->bounces + 1 : 0;
+				n->acked_at_replay = acked;
+				if (n->bounces && !n->stop)
+					wait_a_while(n, 50 << (n->bounces < 6 ? n->bounces - 1 : 5));
 				n->replay = false;
 				pthread_mutex_unlock(&n->lock);
 				publish_again(n, ret == 1);
@@ -726,6 +746,7 @@ static const char *state_text(enum conn_state st)
 static void log_news(struct rt_nats *n)
 {
 	unsigned int resubjects = atomic_load(&n->resubjects);
+	uint64_t republished = atomic_load(&n->republished);
 	struct rt_publisher_stats ps;
 	uint64_t failed;
 	struct timespec now;
@@ -735,6 +756,18 @@ static void log_news(struct rt_nats *n)
 		rt_log(LOG_WARNING, "NATS %s: stream %s no longer takes %s (another daemon's "
 		       "update of it?); added again, %" PRIu64 " message(s) published again so "
 		       "far", n->url, n->stream, n->subjects, atomic_load(&n->published_again));
+	} else if (republished != n->seen_republished) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* At most every 10 s: a stream without a leader bounces everything for a while. */
+		if (!n->republished_logged_at || now.tv_sec >= n->republished_logged_at + 10) {
+			rt_log(LOG_NOTICE, "NATS %s: %" PRIu64 " message(s) not acknowledged (a "
+			       "server that went away, late, or no stream leader yet) published "
+			       "again with their ids", n->url, republished - n->seen_republished);
+			n->seen_republished = republished;
+			n->republished_logged_at = now.tv_sec;
+		}
+	} else {
+		n->seen_republished = republished;
 	}
 	/* The publisher's count: failures folded in by rt_nats_poll before this. */
 	rt_publisher_get_stats(n->pub, &ps);
