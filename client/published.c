@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "published.h"
 #include "ringtap.h"
@@ -14,6 +15,8 @@
 /* Records told apart as already taken: this many numbers back from the highest of a CPU. */
 #define SEEN_MIN_BITS 4096
 #define SEEN_MAX_BITS (1u << 17)
+/* Lags measured to the millisecond up to this; longer ones count in the last. */
+#define LAG_BINS 600001
 
 struct schema_slot {
 	char *subject;
@@ -24,6 +27,7 @@ struct cpu_seq {
 	uint64_t session;
 	char boot_id[40];
 	uint64_t offered;	/* of this run, as seq says */
+	uint64_t base;		/* the run's first number seen, when reading resumed mid-stream */
 	/* Record numbers taken from seen_base on, one bit each: a copy is not taken twice. */
 	uint8_t *seen;
 	size_t seen_bits;
@@ -91,6 +95,7 @@ void rt_collector_release(struct rt_collector *c)
 	free(c->hosts);
 	free(c->outdir);
 	free(c->line);
+	free(c->lag_ms);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -137,7 +142,7 @@ static int find_host(struct rt_collector *c, const char *name, struct rt_pub_hos
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/%s.txt", c->outdir, name);
-		h->out = fopen(path, "we");
+		h->out = fopen(path, c->resumed ? "ae" : "we");
 		if (!h->out) {
 			int err = -errno;
 
@@ -184,7 +189,8 @@ static int keep_schema(struct rt_pub_host *h, const char *subject, Ringtap__Publ
 }
 
 /* Sequence numbers run per (boot, daemon session, CPU): offered = the highest seen. */
-static int count_seq(struct rt_pub_host *h, const Ringtap__Published *p, uint64_t offered)
+static int count_seq(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p,
+		     uint64_t offered)
 {
 	struct cpu_seq *cs;
 
@@ -207,11 +213,12 @@ static int count_seq(struct rt_pub_host *h, const Ringtap__Published *p, uint64_
 		cs->seen = NULL;
 		cs->seen_bits = 0;
 		cs->seen_base = 0;
+		cs->base = c->resumed ? p->seq : 0;
 		cs->session = p->session;
 		snprintf(cs->boot_id, sizeof(cs->boot_id), "%s", p->boot_id);
 	}
-	if (offered > cs->offered)
-		cs->offered = offered;
+	if (offered > cs->base && offered - cs->base > cs->offered)
+		cs->offered = offered - cs->base;
 	return 0;
 }
 
@@ -301,6 +308,17 @@ static int put_record(struct rt_collector *c, struct rt_pub_host *h, const char 
 		h->no_schema++;
 	h->records++;
 	c->records++;
+	if (c->lag_ms) {
+		struct timespec now;
+		uint64_t ns, ms;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		ns = (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+		ms = ns > rec->timestamp ? (ns - rec->timestamp) / 1000000 : 0;
+		if (ms > c->lag_max_ms)
+			c->lag_max_ms = ms;
+		c->lag_ms[ms < LAG_BINS ? ms : LAG_BINS - 1]++;
+	}
 	return put_line(c, h, h->welcome ? h->welcome->welcome->layout : NULL, &ev);
 }
 
@@ -393,6 +411,14 @@ static bool records_valid(const Ringtap__PublishedRecords *r)
 	return true;
 }
 
+/* A Welcome or Schema into the descriptions file: a subject line, a length line, the bytes. */
+static void describe(struct rt_collector *c, const char *subject, const uint8_t *data, size_t len)
+{
+	if (c->descriptions && !c->restoring)
+		fprintf(c->descriptions, "%s\n%zu\n", subject, len),
+			fwrite(data, 1, len, c->descriptions);
+}
+
 int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t *data,
 		      size_t len)
 {
@@ -414,28 +440,38 @@ int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t
 	ret = find_host(c, name, &h);
 	if (ret)
 		goto out;
+	if (c->restoring && p->msg_case != RINGTAP__PUBLISHED__MSG_WELCOME &&
+	    p->msg_case != RINGTAP__PUBLISHED__MSG_SCHEMA) {
+		ret = -EBADMSG;
+		goto out;
+	}
+	if (c->restoring)
+		goto take;
 	if (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORDS) {
 		if (!records_valid(p->records)) {
 			c->bad++;
 			ret = -EBADMSG;
 			goto out;
 		}
-		ret = count_seq(h, p, p->seq + p->records->offsets[p->records->n_offsets - 1] + 1);
+		ret = count_seq(c, h, p, p->seq + p->records->offsets[p->records->n_offsets - 1] + 1);
 		return ret ? ret : hold_part(c, h, subject, p);
 	}
 	/* Anything else of the host comes after the page held: a Schema may replace its own. */
 	ret = flush_page(c, h) ?:
-	      count_seq(h, p, p->seq + (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORD));
+	      count_seq(c, h, p, p->seq + (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORD));
 	if (ret)
 		goto out;
+take:
 	ev.cpu = p->cpu;
 	switch (p->msg_case) {
 	case RINGTAP__PUBLISHED__MSG_WELCOME:
+		describe(c, subject, data, len);
 		if (h->welcome)
 			ringtap__published__free_unpacked(h->welcome, NULL);
 		h->welcome = p;
 		return 0;
 	case RINGTAP__PUBLISHED__MSG_SCHEMA:
+		describe(c, subject, data, len);
 		ret = keep_schema(h, subject, p);
 		if (!ret)
 			return 0;
@@ -476,6 +512,63 @@ int rt_collector_flush(struct rt_collector *c)
 			ret = -errno;
 	}
 	return ret;
+}
+
+int rt_collector_restore(struct rt_collector *c, FILE *f)
+{
+	char subject[512];
+	uint8_t *data = NULL;
+	size_t len;
+	int ret = 0;
+
+	c->restoring = true;
+	while (!ret && fgets(subject, sizeof(subject), f)) {
+		uint8_t *more;
+
+		subject[strcspn(subject, "\n")] = '\0';
+		if (fscanf(f, "%zu", &len) != 1 || fgetc(f) != '\n' || len > (64u << 20)) {
+			ret = -EBADMSG;
+			break;
+		}
+		more = realloc(data, len ? len : 1);
+		if (!more) {
+			ret = -ENOMEM;
+			break;
+		}
+		data = more;
+		if (fread(data, 1, len, f) != len)
+			ret = -EBADMSG;
+		else
+			ret = rt_collector_take(c, subject, data, len);
+	}
+	free(data);
+	c->restoring = false;
+	return ret;
+}
+
+int rt_collector_measure_lag(struct rt_collector *c)
+{
+	c->lag_ms = calloc(LAG_BINS, sizeof(*c->lag_ms));
+	return c->lag_ms ? 0 : -ENOMEM;
+}
+
+void rt_collector_lag_summary(const struct rt_collector *c, FILE *f)
+{
+	uint64_t n = 0, seen = 0, p50 = 0, p99 = 0;
+
+	if (!c->lag_ms)
+		return;
+	for (size_t i = 0; i < LAG_BINS; i++)
+		n += c->lag_ms[i];
+	for (size_t i = 0; i < LAG_BINS && n; i++) {
+		if (seen < (n + 1) / 2 && seen + c->lag_ms[i] >= (n + 1) / 2)
+			p50 = i;
+		if (seen < n - n / 100 && seen + c->lag_ms[i] >= n - n / 100)
+			p99 = i;
+		seen += c->lag_ms[i];
+	}
+	fprintf(f, "ringtap collect: lag from record to line over %" PRIu64 " records: p50 %" PRIu64
+		" ms, p99 %" PRIu64 " ms, max %" PRIu64 " ms\n", n, p50, p99, c->lag_max_ms);
 }
 
 void rt_collector_summary(const struct rt_collector *c, FILE *f)
