@@ -154,10 +154,12 @@ int main(int argc, char **argv)
 					  "realtime" };
 		if (rt_nats_new(&h->nats, &o, &h->id, fx.layout, (unsigned int)fx.ncpus))
 			return 1;
-		/* Spread over one period, as independent hosts would be. */
-		h->due = start + (double)i / nhosts / rate;
 	}
+	/* Every host connected first (250 take seconds): then paced, none owing a burst. */
 	start = now_s(CLOCK_MONOTONIC);
+	for (unsigned int i = 0; i < nhosts; i++)
+		/* Spread over one period, as independent hosts would be. */
+		hosts[i].due = start + (double)i / nhosts / rate;
 	deadline = start + seconds;
 	while (!all_done && now_s(CLOCK_MONOTONIC) < deadline) {
 		double now = now_s(CLOCK_MONOTONIC);

@@ -139,6 +139,8 @@ int main(int argc, char **argv)
 	}
 	jsOptions_Init(&jo);
 	jo.PublishAsync.MaxPending = 4096;
+	/* A full window waits for room: the ceiling is the rate JetStream takes. */
+	jo.PublishAsync.StallWait = 30000;
 	s = connect(argv[2], &nc, &js, &jo);
 	if (s != NATS_OK)
 		return fail("connect", s, 0);
