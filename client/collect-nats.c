@@ -22,8 +22,8 @@
 #define POLL_MS 200
 /* Messages a fetch asks for: written, flushed and acknowledged together. */
 #define FETCH_BATCH 256
-/* A batch not acknowledged by then is delivered again (to this run or the next). */
-#define ACK_WAIT_S 60
+/* A message not acknowledged by then is delivered again (to this run or the next). */
+#define ACK_WAIT_S 10
 
 static double now_s(void)
 {
@@ -81,13 +81,14 @@ static bool caught_up(const struct consumer *cons)
 
 /*
  * Fetches from the durable consumer until a limit; each batch is written
- * and flushed, then acknowledged (AckAll: its last message), so that a
- * collector started again resumes after it. The collector's errors end it.
+ * and flushed, then acknowledged, so that a collector started again
+ * resumes after it. The collector's errors end it.
  */
 static int consume(natsSubscription *sub, const struct consumer *cons, struct rt_collector *col,
 		   const struct rt_collect_nats_opts *o, double *first, double *last)
 {
 	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
+	bool warned = false;
 
 	while (!stop_asked() && (!deadline || now_s() < deadline) &&
 	       (!o->count || col->records < o->count)) {
@@ -101,8 +102,19 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 				break;
 			continue;
 		}
-		if (s != NATS_OK)
-			return say("reading the stream", s);
+		if (s != NATS_OK) {
+			/*
+			 * The server went away (libnats connects to another of the
+			 * list) or the consumer's leader is being elected: the
+			 * consumer keeps our place, so read on after a pause.
+			 */
+			if (!warned)
+				say("reading the stream (trying again)", s);
+			warned = true;
+			nats_Sleep(POLL_MS);
+			continue;
+		}
+		warned = false;
 		for (int i = 0; i < list.Count && !ret; i++) {
 			natsMsg *msg = list.Msgs[i];
 			uint64_t before = col->records;
@@ -128,11 +140,19 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 			fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
 		if (!ret)
 			ret = flush_all(col);
-		/* Confirmed, so that a stop right after cannot lose it on the way. */
-		if (!ret && list.Count && natsMsg_AckSync(list.Msgs[list.Count - 1], NULL, NULL) !=
-					  NATS_OK)
-			fprintf(stderr, "ringtap collect: acknowledging: %s (read again next time)\n",
-				nats_GetLastError(NULL) ?: "?");
+		/*
+		 * Each message its own acknowledgment: a batch lost on its way
+		 * (a server's death) is delivered again, not acknowledged with
+		 * the next as AckAll would. The last one confirmed, so that a
+		 * stop right after cannot lose them on the way.
+		 */
+		for (int i = 0; !ret && i < list.Count; i++)
+			if ((i < list.Count - 1 ? natsMsg_Ack(list.Msgs[i], NULL) :
+			     natsMsg_AckSync(list.Msgs[i], NULL, NULL)) != NATS_OK) {
+				fprintf(stderr, "ringtap collect: acknowledging: %s (read again "
+					"later)\n", nats_GetLastError(NULL) ?: "?");
+				break;
+			}
 		natsMsgList_Destroy(&list);
 		if (ret)
 			return ret;
@@ -238,7 +258,7 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 	/* From the first message, or where this consumer's last run acknowledged. */
 	so.Config.Durable = durable;
 	so.Config.DeliverPolicy = js_DeliverAll;
-	so.Config.AckPolicy = js_AckAll;
+	so.Config.AckPolicy = js_AckExplicit;
 	so.Config.AckWait = (int64_t)ACK_WAIT_S * 1000000000;
 	so.Config.MaxAckPending = FETCH_BATCH * 4;
 	s = js_PullSubscribe(&sub, js, o->subject ? o->subject : "ringtap.>", durable, NULL, &so,

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * collect-nats: ringtap collect --nats, the consumer of what ringtapd
- * publishes to NATS JetStream. A durable pull consumer (DeliverAll, AckAll)
+ * publishes to NATS JetStream. A durable pull consumer (DeliverAll, each message acknowledged)
  * reads the stream from its start, or where the same consumer's last run
  * acknowledged (each batch is written and flushed first); published.c writes
  * one text file per host and keeps the Welcomes and Schemas in a file beside

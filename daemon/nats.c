@@ -174,12 +174,14 @@ static bool keep_for_again(struct rt_nats *n, natsMsg *msg)
  * Failures after which the message may or may not be stored: sent again
  * with its id, JetStream stores it once. No acknowledgment in time (a
  * server that died or stalled), no stream there to take it (our subject
- * gone, or the cluster electing a stream leader), a connection lost.
+ * gone, or the cluster electing a stream leader), a connection lost, or
+ * one reconnecting (no reconnect buffer: "insufficient buffer").
  */
 static bool again_may_store(natsStatus s)
 {
 	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS || s == NATS_CONNECTION_CLOSED ||
-	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED;
+	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED ||
+	       s == NATS_INSUFFICIENT_BUFFER;
 }
 
 /* libnats' thread: every async publish ends here, acknowledged or not. */
@@ -807,6 +809,11 @@ void rt_nats_poll(struct rt_nats *n)
 		rt_log(st == CONN_STREAM_FAILED ? LOG_ERR : LOG_WARNING, "NATS %s: %s%s%s", n->url,
 		       state_text(st), *n->why ? ": " : "", n->why);
 	pthread_mutex_unlock(&n->lock);
+}
+
+bool rt_nats_ready(struct rt_nats *n)
+{
+	return atomic_load(&n->state) == CONN_READY;
 }
 
 bool rt_nats_drained(struct rt_nats *n)

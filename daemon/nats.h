@@ -58,6 +58,8 @@ void rt_nats_end_page(struct rt_nats *n);
  * the connection's state.
  */
 void rt_nats_poll(struct rt_nats *n);
+/* Connected, the stream checked: publishing (bench/fanin waits for every host's). */
+bool rt_nats_ready(struct rt_nats *n);
 /* Nothing queued, unacknowledged or owed. */
 bool rt_nats_drained(struct rt_nats *n);
 void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st);
