@@ -94,6 +94,7 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 	       (!o->count || col->records < o->count)) {
 		natsMsgList list = { 0 };
 		natsStatus s = natsSubscription_Fetch(&list, sub, FETCH_BATCH, POLL_MS, NULL);
+		uint64_t before = col->records;
 		bool done = false;
 		int ret = 0;
 
@@ -117,7 +118,6 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 		warned = false;
 		for (int i = 0; i < list.Count && !ret; i++) {
 			natsMsg *msg = list.Msgs[i];
-			uint64_t before = col->records;
 			jsMsgMetaData *meta = NULL;
 
 			ret = rt_collector_take(col, natsMsg_GetSubject(msg),
@@ -130,16 +130,17 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 				done = meta->NumPending == 0;
 				jsMsgMetaData_Destroy(meta);
 			}
-			if (col->records != before) {
-				*last = now_s();
-				if (!*first)
-					*first = *last;
-			}
 		}
 		if (ret)
 			fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
 		if (!ret)
 			ret = flush_all(col);
+		/* When lines were written: the rate --lag reports. */
+		if (col->records != before) {
+			*last = now_s();
+			if (!*first)
+				*first = *last;
+		}
 		/*
 		 * Each message its own acknowledgment: a batch lost on its way
 		 * (a server's death) is delivered again, not acknowledged with
