@@ -342,6 +342,68 @@ static void test_order(const char *root, const char *dir)
 	ctx_release(&x);
 }
 
+/*
+ * A durable consumer's second run: it starts mid-stream, with the Welcomes
+ * and Schemas the first run kept (rt_collector_restore): every record it
+ * reads has its schema, and its counts start at the first number it reads.
+ */
+static void test_resume(const char *root, const char *dir)
+{
+	struct fixture fx;
+	struct rt_collector first, second;
+	struct ctx x = { .fx = &fx, .col = &first };
+	const struct rt_publisher_sink s = { room, sink, &x };
+	struct rt_pub_msg *m, *half;
+	char *summary = NULL, file[4200];
+	size_t slen = 0, n = 0, k = 0;
+	FILE *kept, *mem;
+
+	x.kept_tail = &x.kept;
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	x.host = (struct rt_host){ "h1", "6.1", "b00t", 2, "local" };
+	CHECK_EQ(rt_publisher_new(&x.pub, &x.host, 42, fx.layout, events, 2, &s), 0);
+	if (!x.pub)
+		return;
+	publish_cpu(&x, 0);
+	publish_cpu(&x, 1);
+	for (m = x.kept; m; m = m->next)
+		n++;
+	/* The first run stops halfway, after a whole page. */
+	for (half = x.kept; half && (k < n / 2 || page_key(half) == UINT64_MAX); half = half->next)
+		k++;
+	kept = tmpfile();
+	CHECK_EQ(rt_collector_init(&first, dir, RINGTAP_FORMAT_NO_TIME), 0);
+	first.descriptions = kept;
+	for (m = x.kept; m != half; m = m->next)
+		CHECK_EQ(rt_collector_take(&first, m->subject, m->data, m->len), 0);
+	CHECK_EQ(rt_collector_flush(&first), 0);
+	CHECK(first.records > 0 && first.records < 100);
+	rewind(kept);
+	CHECK_EQ(rt_collector_init(&second, dir, RINGTAP_FORMAT_NO_TIME), 0);
+	second.resumed = true;
+	CHECK_EQ(rt_collector_restore(&second, kept), 0);
+	for (m = half; m; m = m->next)
+		CHECK_EQ(rt_collector_take(&second, m->subject, m->data, m->len), 0);
+	CHECK_EQ(rt_collector_flush(&second), 0);
+	CHECK_EQ(first.records + second.records, 100);
+	mem = open_memstream(&summary, &slen);
+	rt_collector_summary(&second, mem);
+	fclose(mem);
+	printf("%s", summary);
+	CHECK(strstr(summary, " 0 missing unreported\n") != NULL);
+	CHECK(!strstr(summary, "without a schema"));
+	fclose(kept);
+	free(summary);
+	rt_collector_release(&first);
+	rt_collector_release(&second);
+	snprintf(file, sizeof(file), "%s/h1.txt", dir);
+	unlink(file);
+	ctx_release(&x);
+}
+
 /* The id scheme PROTOCOL.md describes, and a buffer too small for it. */
 static void test_msg_id(void)
 {
@@ -391,6 +453,7 @@ int main(int argc, char **argv)
 	}
 	test_round_trip(root, dir);
 	test_order(root, dir);
+	test_resume(root, dir);
 	test_msg_id();
 	test_new_fails(root);
 	rmdir(dir);
