@@ -137,6 +137,7 @@ void conn_free(struct rt_conn *c)
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
+	rt_buf_free(&c->kept_sub);
 	free(c);
 	reselect(srv);
 	/*
@@ -499,6 +500,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	c->state = CONN_STREAMING;
+	conn_keep_subscription(c, hello->subscription, agreed.version);
 	reselect(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
@@ -535,6 +537,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		conn_send_error(c, -ret == ENOENT || -ret == EACCES ? -ret : EINVAL, msg);
 		return;
 	}
+	conn_keep_subscription(c, sub, c->version);
 	/* A recorder asks again at its end: cmdlines seen meanwhile. */
 	if (c->out.encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
 	    push_host_texts(c))
@@ -754,5 +757,52 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		return 0;
 	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		conn_write(c);
+	return 0;
+}
+
+/*
+ * A restart: the subscription in force, packed, so the next ringtapd can
+ * serve it again (handover.c). Without memory it is not kept, and the
+ * subscriber is not handed over (it reconnects as after a stop).
+ */
+void conn_keep_subscription(struct rt_conn *c, const Ringtap__Subscription *sub,
+			    unsigned int version)
+{
+	size_t len = sub ? ringtap__subscription__get_packed_size(sub) : 0;
+
+	c->version = version;
+	c->kept_sub.len = 0;
+	if (rt_buf_reserve(&c->kept_sub, len + 1)) {
+		rt_buf_free(&c->kept_sub);
+		return;
+	}
+	c->kept_sub.len = sub ? ringtap__subscription__pack(sub, c->kept_sub.data) : 0;
+}
+
+int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
+		const Ringtap__Subscription *sub, const uint8_t *schema_sent, size_t schema_len,
+		struct rt_why *why)
+{
+	struct rt_subscriber *s = &c->out.sub;
+	int ret = 0;
+
+	c->out.encoding = enc;
+	if (enc == RINGTAP__ENCODING__FIXED) {
+		c->out.legacy = fixed_layout_of(sub);
+		if (!c->out.legacy)
+			return rt_why_set(why, -EINVAL, UNKNOWN_LAYOUT);
+		s->data_kind = RINGTAP__FRAME__MSG_FIXED;
+	}
+	if (sub && !(ret = options_apply(c, sub, why)))
+		ret = subscribe(c, sub, why);
+	if (ret)
+		return ret;
+	/* Schemas it has had are not sent twice (an event selected since may get its own again). */
+	for (size_t id = 0; id < schema_len * 8 && id < s->events_bits; id++)
+		if (schema_sent[id / 8] & (1u << (id % 8)))
+			s->schema_sent[id / 8] |= (uint8_t)(1u << (id % 8));
+	c->state = CONN_STREAMING;
+	conn_keep_subscription(c, sub, version);
+	reselect(c->srv);
 	return 0;
 }

@@ -60,6 +60,9 @@ struct rt_conn {
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
 	size_t early_write_at;	/* queued bytes before a pass writes again (rt_server_end_page) */
+	/* For a restart (handover.c): the protocol version agreed, the subscription in force, packed. */
+	unsigned int version;
+	struct rt_buf kept_sub;
 };
 
 /* EPOLLOUT asked or not; EPOLLIN until the peer ended its side. */

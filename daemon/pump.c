@@ -445,3 +445,11 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 			       "read from its pages", cpu, st.read_events, a->records);
 	}
 }
+
+void rt_pump_cpu_counts(const struct rt_pump *p, int cpu, uint64_t *pages, uint64_t *records,
+			uint64_t *kernel_lost)
+{
+	*pages = p->readers[cpu].pages;
+	*records = p->acct[cpu].records;
+	*kernel_lost = p->acct[cpu].kernel_lost;
+}

@@ -69,5 +69,8 @@ void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
  * no page carries; events still unread) reported to everyone.
  */
 void rt_pump_finish(struct rt_pump *pump);
+/* One CPU's pages read, records decoded and events the kernel lost, for a restart's state. */
+void rt_pump_cpu_counts(const struct rt_pump *pump, int cpu, uint64_t *pages, uint64_t *records,
+			uint64_t *kernel_lost);
 /* A line per CPU next to the kernel's own counters, for the log at the stop. */
 void rt_pump_report(const struct rt_pump *pump, struct rt_session *session);

@@ -1,0 +1,78 @@
+# Guest with systemd as PID 1: `systemctl restart ringtapd` while the test
+# source emits at a steady rate. The subscriber (a decoded `ringtap stream`
+# without --reconnect, its lines checked by rt-guest-seqcheck) must stay
+# connected through every restart and get every sequence number the kernel
+# emitted exactly once, with no loss and no gap reported; the fd store is
+# empty again once the new daemon took its share; `systemctl stop` then
+# leaves no instance in tracefs. The longest silence the subscriber saw
+# (the old daemon's last record to the new one's first, at most) is noted.
+sock=/run/ringtap/ringtapd.sock
+restarts=${RESTARTS:-3}
+rate=${RATE:-5000}
+ncpus=$(nproc)
+echo "note: $(systemctl --version | head -n1)"
+
+unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
+journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
+emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
+
+expect_eq "events emitted before the test" "$(emitted total)" 0
+systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
+ringtap stream -e ringtap_test:ringtap_test --no-time 2> /tmp/a.err |
+	rt-guest-seqcheck "$ncpus" > /tmp/check.out &
+checker=$!
+wait_for 30 sh -c 'journalctl -u ringtapd -o cat | grep -q subscribed' ||
+	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err)"
+client=$(pgrep -x ringtap) || fail "no ringtap process"
+echo "$rate" > $RINGTAP_TEST/rate
+sleep 2
+
+for i in $(seq "$restarts"); do
+	old=$(unit_pid)
+	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
+	new=$(unit_pid)
+	[ "$new" != "$old" ] && [ "$new" != 0 ] || fail "restart $i: main pid $old -> $new"
+	journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
+		fail "restart $i: pid $old kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
+	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
+		fail "restart $i: pid $new resumed nothing: $(journal | tail -n 20)"
+	journalctl _PID="$new" -o cat | grep -q ' 1 of 1 subscriber(s) (0 left meanwhile)' ||
+		fail "restart $i: $(journalctl _PID="$new" -o cat | grep 'resumed after')"
+	kill -0 "$client" 2> /dev/null || fail "restart $i: the client is gone: $(cat /tmp/a.err)"
+	expect_eq "restart $i: the fd store after the new daemon took its share" \
+		"$(systemctl show -p NFileDescriptorStore --value ringtapd.service)" 0
+	sleep 2
+done
+pass "$restarts restarts at $rate events/s: the client stayed connected"
+
+echo 0 > $RINGTAP_TEST/rate
+# Two drain periods and more for the last records.
+sleep 3
+kill -INT "$client"
+wait_or_dump "$checker" 30
+cat /tmp/check.out
+report=$(tail -n 1 /tmp/check.out)
+field() { echo "$report" | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
+journal | grep -E 'cpu[0-9]: |restart|resumed' | head -n 40
+cat $T/instances/ringtap/per_cpu/cpu0/stats
+grep -q '^comment:' /tmp/check.out && fail "the stream reported: $(grep '^comment:' /tmp/check.out)"
+expect_eq "records seen twice" "$(echo "$report" | sed -n 's/.* dups \([0-9]*\).*/\1/p')" 0
+total=0
+for c in $(seq 0 $((ncpus - 1))); do
+	n=$(emitted cpu$c)
+	got=$(echo "$report" | sed -n "s/.* cpu$c count \([0-9]*\) max \([0-9]*\).*/\1 \2/p")
+	expect_eq "cpu$c: distinct sequence numbers and the highest + 1" "$got" "$n $n"
+	total=$((total + n))
+done
+grep -q "ringtap: $total records, 0 lost" /tmp/a.err || fail "client's summary: $(cat /tmp/a.err)"
+pass "every one of $total events (seq per CPU) delivered once, 0 lost"
+echo "note: RESTART-FIGURES restarts=$restarts rate=$rate events=$total longest_gap_ms=$(field longest_gap_ms)"
+
+# --- a real stop leaves nothing --------------------------------------------------
+systemctl stop ringtapd.socket ringtapd.service
+expect_eq "service after stop" "$(systemctl is-active ringtapd.service)" inactive
+[ ! -e $T/instances/ringtap ] || fail "the tracefs instance is still there after stop"
+expect_eq "fd store after stop" "$(systemctl show -p NFileDescriptorStore --value ringtapd.service)" 0
+pass "stop removed the tracefs instance"
+journal -p warning | grep -v -i "lost\b" | grep -i -E 'warn|error|fail' && fail "journal warnings"
+pass "journal: $(journal | grep -c .) lines"
