@@ -188,11 +188,18 @@ void ringtapd_adopt_end(struct ringtapd *d)
 
 /* --- the handover -------------------------------------------------------- */
 
-/* A connection the next ringtapd can serve: a Unix socket's subscriber mid-stream. */
-static bool keepable(const struct rt_conn *c)
+/* Why the next ringtapd cannot serve a connection, or NULL: a Unix socket's subscriber mid-stream. */
+static const char *not_keepable(const struct rt_conn *c)
 {
-	return !c->tcp && !c->tls && c->state == CONN_STREAMING && !c->leaving && !c->said_bye &&
-	       !c->dead && !c->peer_shut && c->kept_sub.data;
+	if (c->tcp)
+		return "TCP (TLS cannot be handed on)";
+	if (c->state != CONN_STREAMING)
+		return c->state == CONN_HELLO ? "no subscription yet" : "closing";
+	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
+		return "it is leaving";
+	if (!c->kept_sub.data)
+		return "its subscription could not be kept (out of memory)";
+	return NULL;
 }
 
 /* Every byte queued for s and not yet written, without taking it from the queue. */
@@ -289,13 +296,24 @@ static int collect(struct ringtapd *d, struct kept *k)
 		struct rt_subscriber *s = &c->out.sub;
 		struct rt_state_sub *o = &k->st.subs[k->n];
 
-		if (!keepable(c))
-			continue;
+		const char *why = not_keepable(c);
+
 		/* Losses it is owed go into its queue, and as much as the socket takes now. */
-		if (rt_subscriber_flush_losses(s) || conn_flush(c) < 0)
+		if (!why && rt_subscriber_flush_losses(s))
+			why = "out of memory for its loss reports";
+		if (!why && conn_flush(c) < 0)
+			why = "its link failed";
+		if (why) {
+			rt_log(LOG_INFO, "client %s (pid %d) is not kept across the restart: %s",
+			       c->name, (int)c->pid, why);
 			continue;
+		}
 		if (copy_unsent(s, &k->unsent[k->n]))
 			return -ENOMEM;
+		if (k->unsent[k->n].len)
+			rt_log(LOG_INFO, "client %s (pid %d): %zu bytes owed go with it, %zu of the "
+			       "first frame's sent already", c->name, (int)c->pid, k->unsent[k->n].len,
+			       s->head_off);
 		*o = (struct rt_state_sub){
 			.id = k->n, .encoding = (uint32_t)c->out.encoding, .version = c->version,
 			.uid = (uint32_t)c->uid, .pid = (int32_t)c->pid,
