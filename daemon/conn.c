@@ -784,8 +784,15 @@ int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
 		struct rt_why *why)
 {
 	struct rt_subscriber *s = &c->out.sub;
+	size_t top = schema_len * 8;
 	int ret = 0;
 
+	/* Room for every Schema it had (RAW has them for events it never selected). */
+	while (top && !(schema_sent[(top - 1) / 8] & (1u << ((top - 1) % 8))))
+		top--;
+	if (top && rt_subscriber_select_event(s, (unsigned int)(top - 1)))
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	rt_subscriber_clear_selection(s);
 	c->out.encoding = enc;
 	if (enc == RINGTAP__ENCODING__FIXED) {
 		c->out.legacy = fixed_layout_of(sub);
@@ -797,8 +804,8 @@ int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
 		ret = subscribe(c, sub, why);
 	if (ret)
 		return ret;
-	/* Schemas it has had are not sent twice (an event selected since may get its own again). */
-	for (size_t id = 0; id < schema_len * 8 && id < s->events_bits; id++)
+	/* Schemas it has had are not sent twice. */
+	for (size_t id = 0; id < top && id < s->events_bits; id++)
 		if (schema_sent[id / 8] & (1u << (id % 8)))
 			s->schema_sent[id / 8] |= (uint8_t)(1u << (id % 8));
 	c->state = CONN_STREAMING;

@@ -154,6 +154,8 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 		conn_send_error(c, -ret, msg);
 		return false;
 	}
+	/* RAW: the Schemas it had cover the same events in this layout, unless it has more now. */
+	c->out.raw_schemas = (size_t)k->raw_schemas;
 	conn_want_write(c, true);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) resumed after the restart, %zu bytes owed",
 	       c->name, (int)c->pid, (unsigned int)c->uid, k->unsent_len);

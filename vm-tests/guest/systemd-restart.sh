@@ -45,6 +45,8 @@ for i in $(seq "$restarts"); do
 		sleep 2
 	fi
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
+	# At once: stopped much longer, its queue would fill and drop (reported, but not this test's point).
+	[ "$i" != 1 ] || kill -CONT "$slow"
 	new=$(unit_pid)
 	[ "$new" != "$old" ] && [ "$new" != 0 ] || fail "restart $i: main pid $old -> $new"
 	journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
@@ -62,7 +64,6 @@ for i in $(seq "$restarts"); do
 		# Whether the socket took part of a frame is the kernel's choice: noted, not required.
 		echo "$owed" | grep -q ' [1-9][0-9]* bytes owed' ||
 			fail "the stopped subscriber had nothing queued: '$owed'"
-		kill -CONT "$slow"
 		pass "restart 1: a stopped subscriber's queue went with it"
 	fi
 	expect_eq "restart $i: the fd store after the new daemon took its share" \
@@ -70,7 +71,7 @@ for i in $(seq "$restarts"); do
 	sleep 1
 done
 # Where a restart's time goes (the last one): the old daemon's handover, systemd, the new one's start.
-journal -o short-monotonic | grep -E "kept in systemd|Stopp|Started|trace_entry|resumed after" |
+journal -o short-monotonic | grep -E "kept in systemd|Stopp|Started|trace_entry|resumed after a" |
 	tail -n 6 | sed 's/^/note: /'
 pass "$restarts restarts at $rate events/s: the client stayed connected"
 
