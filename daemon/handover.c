@@ -390,6 +390,12 @@ int ringtapd_hand_over(struct ringtapd *d)
 			       "stopping for good", strerror(-ret));
 		return -ECANCELED;
 	}
+	/*
+	 * What the buffers hold now goes out from here, not after the next
+	 * ringtapd's start: the subscribers' silence is the restart alone.
+	 */
+	if (rt_pump_drain(d->pump, 0) < 0)
+		rt_log(LOG_WARNING, "restart: the last pass failed; the next ringtapd reads on");
 	ret = collect(d, &k);
 	if (!ret)
 		ret = rt_state_write(&k.st, &bytes);

@@ -58,6 +58,9 @@ int main(int argc, char **argv)
 			continue;
 		if (last && t - last > longest)
 			longest = t - last;
+		/* Each long silence with its end (monotonic seconds, as /proc/uptime counts): which restart. */
+		if (last && t - last > 300)
+			printf("silence: %.0f ms up to %.3f s\n", t - last, t / 1e3);
 		last = t;
 		records++;
 		if (seen[cpu][seq / 8] & (1u << (seq % 8))) {

@@ -44,6 +44,7 @@ for i in $(seq "$restarts"); do
 		kill -STOP "$slow"
 		sleep 2
 	fi
+	echo "note: restart $i at $(cut -d' ' -f1 /proc/uptime) s"
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
 	# At once: stopped much longer, its queue would fill and drop (reported, but not this test's point).
 	[ "$i" != 1 ] || kill -CONT "$slow"
