@@ -383,6 +383,11 @@ int ringtapd_hand_over(struct ringtapd *d)
 	if (!rt_fdstore_available() || !d->server || !d->pump || d->opts.tracing_dir ||
 	    d->stopping || !rt_session_owned(d->session))
 		return -ECANCELED;
+	/* NATS cannot resume yet: its unacknowledged messages get the stop's grace, as before. */
+	if (d->nats) {
+		rt_log(LOG_INFO, "NATS publishing is on: this restart stops everything, as a stop does");
+		return -ECANCELED;
+	}
 	ret = rt_fdstore_restarting();
 	if (ret <= 0) {
 		if (ret < 0)

@@ -14,7 +14,8 @@
  * and connections still in their handshake or saying goodbye, end as at a
  * stop. At the start the instance is adopted when its trace fds come back
  * with a state this release reads; each subscriber is served again without
- * a new Welcome. Anything else (a stop, a crash, no systemd, a state it
+ * a new Welcome. NATS publishing on, the restart is a stop as before.
+ * Anything else (a stop, a crash, no systemd, a state it
  * cannot read) starts as before: the store emptied first, a stale instance
  * reclaimed.
  */
