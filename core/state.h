@@ -57,7 +57,7 @@ struct rt_state {
 	uint32_t version;
 	const char *instance;		/* the tracefs instance's name */
 	const char *clock;
-	uint64_t buffer_kb;
+	uint64_t buffer_kb;		/* per CPU, as the settings asked (0: the kernel's) */
 	uint32_t ncpus;
 	struct rt_state_cpu *cpus;	/* ncpus of them */
 	uint32_t n_subs;

@@ -74,6 +74,7 @@ void ringtapd_adopt_begin(struct ringtapd *d)
 		goto fresh;
 	}
 	d->opts.adopt = true;
+	d->opts.adopt_buffer_kb = (size_t)d->state.buffer_kb;
 	return;
 fresh:
 	if (rt_fdstore_any(&d->store))
@@ -282,7 +283,8 @@ static int collect(struct ringtapd *d, struct kept *k)
 	k->st = (struct rt_state){
 		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
 		.clock = rt_session_clock(d->session) ?: "",
-		.buffer_kb = rt_session_buffer_kb(d->session),
+		/* As set, not as the kernel rounded it: the next one compares its setting. */
+		.buffer_kb = d->opts.buffer_kb,
 		.ncpus = (uint32_t)ncpus,
 	};
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));

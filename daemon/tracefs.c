@@ -123,14 +123,17 @@ static int adopt_instance(struct rt_session *s, const struct rt_session_opts *o,
 			  struct rt_why *why)
 {
 	_cleanup_free_ char *clock = NULL;
-	ssize_t kb;
 
 	s->instance = tracefs_instance_alloc(NULL, name);
 	if (!s->instance)
 		return rt_why_set(why, errno ? -errno : -ENOMEM, "adopting the tracefs instance");
 	s->adopted = true;
-	kb = tracefs_instance_get_buffer_size(s->instance, 0);
-	if (o->buffer_kb && kb > 0 && (size_t)kb != o->buffer_kb &&
+	/*
+	 * The kernel rounds a size to its pages (8192 reads back as 8195), so
+	 * the setting, not what the kernel reports, says whether it changed:
+	 * a resize of a live buffer, even to the size it has, lost a page.
+	 */
+	if (o->buffer_kb && o->buffer_kb != o->adopt_buffer_kb &&
 	    tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1))
 		return rt_why_set(why, errno ? -errno : -EINVAL, "setting the buffer size");
 	clock = tracefs_get_clock(s->instance);

@@ -31,6 +31,7 @@ struct rt_session_opts {
 	 * reclaimed. Without it there, one is made as without adopt.
 	 */
 	bool adopt;
+	size_t adopt_buffer_kb;		/* the buffer_kb the previous ringtapd was set to */
 };
 
 /* Opaque: tracefs.c alone reads and writes it; the rest asks through these. */
