@@ -142,6 +142,7 @@ void conn_free(struct rt_conn *c)
 	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
 	ring_conn_free(c);
+	rt_buf_free(&c->kept_sub);
 	free(c);
 	reselect(srv);
 	/*
@@ -558,6 +559,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	c->state = CONN_STREAMING;
 	srv->accepted++;
+	conn_keep_subscription(c, hello->subscription, agreed.version);
 	reselect(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
@@ -595,6 +597,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		conn_send_error(c, -ret == ENOENT || -ret == EACCES ? -ret : EINVAL, msg);
 		return;
 	}
+	conn_keep_subscription(c, sub, c->version);
 	/* A recorder asks again at its end: cmdlines seen meanwhile. */
 	if (c->out.encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
 	    push_host_texts(c))
@@ -816,5 +819,59 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		return 0;
 	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))
 		conn_write(c);
+	return 0;
+}
+
+/*
+ * A restart: the subscription in force, packed, so the next ringtapd can
+ * serve it again (handover.c). Without memory it is not kept, and the
+ * subscriber is not handed over (it reconnects as after a stop).
+ */
+void conn_keep_subscription(struct rt_conn *c, const Ringtap__Subscription *sub,
+			    unsigned int version)
+{
+	size_t len = sub ? ringtap__subscription__get_packed_size(sub) : 0;
+
+	c->version = version;
+	c->kept_sub.len = 0;
+	if (rt_buf_reserve(&c->kept_sub, len + 1)) {
+		rt_buf_free(&c->kept_sub);
+		return;
+	}
+	c->kept_sub.len = sub ? ringtap__subscription__pack(sub, c->kept_sub.data) : 0;
+}
+
+int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
+		const Ringtap__Subscription *sub, const uint8_t *schema_sent, size_t schema_len,
+		struct rt_why *why)
+{
+	struct rt_subscriber *s = &c->out.sub;
+	size_t top = schema_len * 8;
+	int ret = 0;
+
+	/* Room for every Schema it had (RAW has them for events it never selected). */
+	while (top && !(schema_sent[(top - 1) / 8] & (1u << ((top - 1) % 8))))
+		top--;
+	if (top && rt_subscriber_select_event(s, (unsigned int)(top - 1)))
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	rt_subscriber_clear_selection(s);
+	c->out.encoding = enc;
+	if (enc == RINGTAP__ENCODING__FIXED) {
+		c->out.legacy = fixed_layout_of(sub);
+		if (!c->out.legacy)
+			return rt_why_set(why, -EINVAL, UNKNOWN_LAYOUT);
+		s->data_kind = RINGTAP__FRAME__MSG_FIXED;
+	}
+	if (sub && !(ret = options_apply(c, sub, why)))
+		ret = subscribe(c, sub, why);
+	if (ret)
+		return ret;
+	/* Schemas it has had are not sent twice. */
+	for (size_t id = 0; id < top && id < s->events_bits; id++)
+		if (schema_sent[id / 8] & (1u << (id % 8)))
+			s->schema_sent[id / 8] |= (uint8_t)(1u << (id % 8));
+	c->state = CONN_STREAMING;
+	conn_keep_subscription(c, sub, version);
+	reselect(c->srv);
 	return 0;
 }

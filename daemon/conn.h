@@ -40,6 +40,7 @@ struct rt_server_opts;
 struct rt_session;
 struct rt_tls;
 struct rt_tls_conn;
+struct rt_why;
 
 /* Reads one connection takes at a time before the others (and the ring buffers) get theirs. */
 /* A client says little: Hello, Update, Bye. Anything bigger is not one. */
@@ -111,3 +112,14 @@ int conn_push_heartbeat(struct rt_conn *c);
 void conn_out_of_memory(struct rt_conn *c, const char *what);
 /* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
 void conn_leave(struct rt_conn *c);
+/* Remembers the subscription in force (sub may be NULL: none) for a restart. */
+void conn_keep_subscription(struct rt_conn *c, const Ringtap__Subscription *sub,
+			    unsigned int version);
+/*
+ * A subscriber a previous ringtapd handed over (handover.c): its encoding
+ * and subscription served again without a Welcome (it had one), the
+ * Schemas it was sent marked sent. -errno with why; the caller tells it.
+ */
+int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
+		const Ringtap__Subscription *sub, const uint8_t *schema_sent, size_t schema_len,
+		struct rt_why *why);

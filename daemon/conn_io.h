@@ -72,6 +72,9 @@ struct rt_conn {
 	int pass_fd;
 	size_t pass_fd_at;
 	size_t early_write_at;	/* queued bytes before a pass writes again (rt_server_end_page) */
+	/* For a restart (handover.c): the protocol version agreed, the subscription in force, packed. */
+	unsigned int version;
+	struct rt_buf kept_sub;
 };
 
 /* EPOLLOUT asked or not; EPOLLIN until the peer ended its side. */

@@ -43,7 +43,10 @@ int rt_cpu_reader_open(struct rt_cpu_reader *r, struct rt_session *s, int cpu,
 	r->eof = false;
 	r->pages = r->bytes = 0;
 	snprintf(path, sizeof(path), "per_cpu/cpu%d/trace_pipe_raw", cpu);
-	fd = tracefs_instance_file_open(rt_session_instance(s), path, O_RDONLY | O_NONBLOCK);
+	/* One a previous ringtapd handed over keeps its half-read page: a new open would lose it. */
+	fd = rt_session_take_trace_fd(s, cpu);
+	if (fd < 0)
+		fd = tracefs_instance_file_open(rt_session_instance(s), path, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		return errno ? -errno : -ENOENT;
 	/*

@@ -26,6 +26,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "handover.h"
 #include "log.h"
 #include "nats.h"
 #include "pump.h"
@@ -321,7 +322,12 @@ static int on_cpu_check(sd_event_source *s, uint64_t usec, void *userdata)
 
 static int on_stop_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	ringtapd_begin_stop(userdata);
+	struct ringtapd *d = userdata;
+
+	/* A restart under systemd: everything kept for the next ringtapd, nothing stopped. */
+	if (si->ssi_signo == SIGTERM && !ringtapd_hand_over(d))
+		return sd_event_exit(d->loop, 0);
+	ringtapd_begin_stop(d);
 	return 0;
 }
 

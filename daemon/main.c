@@ -3,12 +3,15 @@
  * ringtapd: the order in which the modules start, and stop in reverse.
  *
  *   settings   the command line over /etc/ringtap/ringtapd.conf (settings.c)
- *   session    our tracefs instance, its buffers and clock (tracefs.c)
+ *   handover   what a restart kept in systemd's fd store, taken back (handover.c)
+ *   session    our tracefs instance, its buffers and clock (tracefs.c): adopted
+ *              after a restart
  *   layout     header_page, header_event, formats (layout.c)
  *   events     the configured ones switched on (select.c, tracefs.c)
  *   pump       a reader per CPU and the page decoder (pump.c)
  *   loop       signals, the drain timer, STATUS= (loop.c, reload.c)
  *   server     the Unix socket and TCP listener, subscribers (server.c)
+ *   handover   the subscribers a restart kept, served again
  *   nats       the JetStream publisher, when configured (nats.c)
  *   tracing on, privileges dropped, READY=1, the loop runs until the stop
  *
@@ -27,6 +30,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "handover.h"
 #include "layout.h"
 #include "log.h"
 #include "nats.h"
@@ -91,11 +95,13 @@ static int start_session(struct ringtapd *d)
 	struct rt_why why = { "" };
 	int ret;
 
+	ringtapd_adopt_begin(d);
 	ret = rt_session_open(&d->session, &d->opts, &why);
 	if (ret) {
 		rt_log(LOG_ERR, "tracefs: %s: %s", why.text, strerror(-ret));
 		return ret;
 	}
+	ringtapd_adopt_trace_fds(d);
 	if (rt_session_reclaimed(d->session))
 		rt_log(LOG_WARNING, "removed a stale instance left by an earlier run");
 	/* Warned, not refused: a tree or machine with a hole still has its first CPUs to read. */
@@ -216,6 +222,7 @@ static int run(struct ringtapd *d)
 		return ret;
 	if (d->server)
 		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
+	ringtapd_adopt_end(d);
 	if ((ret = start_nats(d)))
 		return ret;
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){
@@ -241,6 +248,10 @@ static void teardown(struct ringtapd *d)
 	ringtapd_loop_stop(d);
 	rt_pump_free(d->pump);
 	rt_layout_free(d->layout);
+	/* What a failed start took back from the fd store is given up. */
+	rt_fdstore_release(&d->store);
+	rt_state_release(&d->state);
+	free(d->state_bytes);
 	if ((ret = rt_session_close(d->session)))
 		rt_log(LOG_WARNING, "cannot remove the tracefs instance: %s", strerror(-ret));
 	ringtapd_release_settings(d);

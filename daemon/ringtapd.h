@@ -13,8 +13,10 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "fdstore.h"
 #include "host.h"
 #include "server.h"
+#include "state.h"
 #include "tracefs.h"
 
 struct rt_layout;
@@ -43,6 +45,12 @@ struct ringtapd {
 	unsigned int max_pages_per_pass;
 	unsigned int status_sec;
 	uint64_t duration_us;
+
+	/* A restart's handover (handover.c): what the store gave back, the state read from it. */
+	struct rt_fdstore store;
+	uint8_t *state_bytes;
+	struct rt_state state;
+	bool have_state;
 
 	/* The modules, in the order they start. */
 	struct rt_session *session;

@@ -19,6 +19,8 @@ struct rt_session {
 	char *tracing_dir;
 	bool reclaimed;			/* a stale instance of ours was removed first */
 	bool owned;			/* remove the instance on close */
+	bool adopted;			/* handed over by a previous ringtapd */
+	int *trace_fds;			/* per CPU: handed back by the fd store, -1: none */
 	bool read_only;			/* a fixture tree: write nothing */
 	bool symbols_loaded;
 	char *clock;			/* the clock in force, as the kernel reports it */

@@ -114,6 +114,35 @@ static int count_cpus(struct rt_session *s, const char *dir)
 	return n;
 }
 
+/*
+ * The instance a previous ringtapd handed over, as it is: tracing stays
+ * on and nothing is written that would empty its buffers (trace_clock
+ * does) or resize them, unless the settings now ask otherwise.
+ */
+static int adopt_instance(struct rt_session *s, const struct rt_session_opts *o, const char *name,
+			  struct rt_why *why)
+{
+	_cleanup_free_ char *clock = NULL;
+
+	s->instance = tracefs_instance_alloc(NULL, name);
+	if (!s->instance)
+		return rt_why_set(why, errno ? -errno : -ENOMEM, "adopting the tracefs instance");
+	s->adopted = true;
+	/*
+	 * The kernel rounds a size to its pages (8192 reads back as 8195), so
+	 * the setting, not what the kernel reports, says whether it changed:
+	 * a resize of a live buffer, even to the size it has, lost a page.
+	 */
+	if (o->buffer_kb && o->buffer_kb != o->adopt_buffer_kb &&
+	    tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1))
+		return rt_why_set(why, errno ? -errno : -EINVAL, "setting the buffer size");
+	clock = tracefs_get_clock(s->instance);
+	if (o->clock && (!clock || strcmp(clock, o->clock)) &&
+	    tracefs_instance_file_write(s->instance, "trace_clock", o->clock) < 0)
+		return rt_why_set(why, -EINVAL, "setting the trace clock");
+	return 0;
+}
+
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 		    struct rt_why *why)
 {
@@ -158,7 +187,11 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 		const char *name = o->instance_name ? o->instance_name :
 						       rt_config_default_str(RT_CONF_INSTANCE);
 
-		if (tracefs_instance_exists(name)) {
+		if (o->adopt && tracefs_instance_exists(name)) {
+			ret = adopt_instance(s, o, name, why);
+			if (ret)
+				goto fail;
+		} else if (tracefs_instance_exists(name)) {
 			/* Left by a run that did not exit cleanly: nobody else names it ours. */
 			struct tracefs_instance *stale = tracefs_instance_alloc(NULL, name);
 
@@ -171,13 +204,16 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 			tracefs_instance_free(stale);
 			s->reclaimed = true;
 		}
-		s->instance = tracefs_instance_create(name);
+		if (!s->instance)
+			s->instance = tracefs_instance_create(name);
 		if (!s->instance) {
 			rt_why_set(why, 0, "creating the tracefs instance");
 			ret = errno ? -errno : -EIO;
 			goto fail;
 		}
 		s->owned = true;
+	}
+	if (!s->read_only && !s->adopted) {
 		/* Instances start with tracing on: nothing is recorded until we start. */
 		tracefs_trace_off(s->instance);
 		if (o->buffer_kb &&
@@ -214,6 +250,44 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 fail:
 	(void)rt_session_close(s);
 	return ret;
+}
+
+bool rt_session_adopted(const struct rt_session *s)
+{
+	return s->adopted;
+}
+
+void rt_session_disown(struct rt_session *s)
+{
+	s->owned = false;
+}
+
+int rt_session_give_trace_fd(struct rt_session *s, int cpu, int fd)
+{
+	if (cpu < 0 || cpu >= s->ncpus)
+		return -ERANGE;
+	if (!s->trace_fds) {
+		s->trace_fds = malloc((size_t)s->ncpus * sizeof(*s->trace_fds));
+		if (!s->trace_fds)
+			return -ENOMEM;
+		for (int i = 0; i < s->ncpus; i++)
+			s->trace_fds[i] = -1;
+	}
+	if (s->trace_fds[cpu] >= 0)
+		close(s->trace_fds[cpu]);
+	s->trace_fds[cpu] = fd;
+	return 0;
+}
+
+int rt_session_take_trace_fd(struct rt_session *s, int cpu)
+{
+	int fd;
+
+	if (!s->trace_fds || cpu < 0 || cpu >= s->ncpus)
+		return -1;
+	fd = s->trace_fds[cpu];
+	s->trace_fds[cpu] = -1;
+	return fd;
 }
 
 int rt_session_set_buffer_kb(struct rt_session *s, size_t kb)
@@ -325,6 +399,10 @@ int rt_session_close(struct rt_session *s)
 		if (s->stats_fds[i] >= 0)
 			close(s->stats_fds[i]);
 	free(s->stats_fds);
+	for (int i = 0; s->trace_fds && i < s->ncpus; i++)
+		if (s->trace_fds[i] >= 0)
+			close(s->trace_fds[i]);
+	free(s->trace_fds);
 	if (s->instance) {
 		if (s->owned && tracefs_instance_destroy(s->instance))
 			ret = errno ? -errno : -EIO;

@@ -25,6 +25,13 @@ struct rt_session_opts {
 	const char *instance_name;	/* NULL with tracing_dir: use the top level */
 	size_t buffer_kb;		/* per CPU; 0 leaves the kernel's default */
 	const char *clock;		/* NULL leaves the kernel's choice */
+	/*
+	 * A restart: the instance a previous ringtapd handed over is taken as
+	 * it is (tracing on, its buffers' contents, size and clock kept), not
+	 * reclaimed. Without it there, one is made as without adopt.
+	 */
+	bool adopt;
+	size_t adopt_buffer_kb;		/* the buffer_kb the previous ringtapd was set to */
 };
 
 /* Opaque: tracefs.c alone reads and writes it; the rest asks through these. */
@@ -96,6 +103,16 @@ int rt_session_set_filter(struct rt_session *session, size_t i, const char *filt
  * -errno when the kernel refused it (then every pid is written).
  */
 int rt_session_set_pids(struct rt_session *session, const char *pids);
+/* The instance was adopted from a previous ringtapd (opts.adopt), not made. */
+bool rt_session_adopted(const struct rt_session *session);
+/* A restart: the instance stays for the next ringtapd; the close leaves it. */
+void rt_session_disown(struct rt_session *session);
+/*
+ * A CPU's trace_pipe_raw handed back by the fd store (its half-read page
+ * kept with it): given here, taken by that CPU's reader (-1: open one).
+ */
+int rt_session_give_trace_fd(struct rt_session *session, int cpu, int fd);
+int rt_session_take_trace_fd(struct rt_session *session, int cpu);
 /* Removes an instance ringtapd made: -errno when the kernel kept it. */
 int rt_session_close(struct rt_session *session);
 

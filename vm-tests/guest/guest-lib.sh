@@ -122,3 +122,13 @@ daemon_accounted() {
 		fail "ringtapd's records against the kernel's counters: $(grep 'pages, .* records,' "$1")"
 	pass "ringtapd read, as records, every event the kernel handed over and left none unread"
 }
+
+# wait_for SECONDS CMD...: until CMD succeeds (CMD may itself take a while under TCG).
+wait_for() {
+	_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt $_end ] || return 1
+		sleep 0.2
+	done
+}

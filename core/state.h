@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * state: what a ringtapd hands to the next one across a planned restart,
+ * as bytes (the state memfd kept in systemd's fd store). Owns the format
+ * and its version: the instance the trace fds belong to and the settings
+ * it was made with, each CPU's counts, and per subscriber whose connection
+ * went into the store: its subscription as last accepted (the Hello's or
+ * an Update's Subscription, packed), encoding, which Schemas it was sent,
+ * its counts, and the bytes queued for it and not yet written (a frame cut
+ * short is finished from them, never begun again). Pure: the reader takes
+ * (buf, len), bounds-checks every length against the end, points into buf
+ * rather than copying, and refuses what it cannot read with a reason.
+ *
+ * Layout (little endian): "RTSTATE\0", u32 version, u32 length of the
+ * rest, then the body of that version. Every record carries its length:
+ * a later release adds fields at the end of a record under the same
+ * version, and this reader skips them. The version changes only where an
+ * older reader could not read the state; a version it does not know is
+ * refused.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "encode.h"
+#include "why.h"
+
+#define RT_STATE_VERSION 1u
+#define RT_STATE_MAX_CPUS 8192u
+#define RT_STATE_MAX_SUBS 65536u
+
+struct rt_state_cpu {
+	uint64_t pages, records, kernel_lost;
+};
+
+struct rt_state_sub {
+	uint32_t id;			/* its connection is stored as FDNAME=conn<id> */
+	uint32_t encoding;		/* Ringtap__Encoding */
+	uint32_t version;		/* the protocol version agreed */
+	uint32_t uid;
+	int32_t pid;
+	uint32_t latency_ms;		/* 0: the daemon's */
+	const char *name;		/* as logged; NUL-terminated in the buffer */
+	const char *owner;
+	const uint8_t *subscription;	/* a packed Ringtap__Subscription; len 0: none */
+	size_t subscription_len;
+	const uint8_t *schema_sent;	/* bitmap by kernel event id */
+	size_t schema_sent_len;
+	uint64_t raw_schemas;
+	uint64_t delivered, dropped, kernel_lost;
+	const uint8_t *unsent;		/* whole frames, the first maybe begun already */
+	size_t unsent_len;
+};
+
+struct rt_state {
+	uint32_t version;
+	const char *instance;		/* the tracefs instance's name */
+	const char *clock;
+	uint64_t buffer_kb;		/* per CPU, as the settings asked (0: the kernel's) */
+	uint32_t ncpus;
+	struct rt_state_cpu *cpus;	/* ncpus of them */
+	uint32_t n_subs;
+	struct rt_state_sub *subs;
+};
+
+/* Appends st in the current version to out: 0 or -ENOMEM, -EINVAL (too many CPUs or subscribers). */
+int rt_state_write(const struct rt_state *st, struct rt_buf *out);
+/*
+ * Reads a state: 0, or -EINVAL (not a state, or a damaged one),
+ * -EPROTONOSUPPORT (a version this reader does not know) with why. Strings
+ * and blobs point into buf, which must outlive st; the arrays are
+ * allocated (-ENOMEM), freed by rt_state_release().
+ */
+int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt_why *why);
+void rt_state_release(struct rt_state *st);

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "handover.h"
+#include "log.h"
+#include "pump.h"
+#include "ringtapd.h"
+#include "util.h"
+
+/* A state bigger than this is not one of ours (queues are bounded by max_queue_kb). */
+#define STATE_MAX_BYTES (1ULL << 32)
+
+static void forget_state(struct ringtapd *d)
+{
+	rt_state_release(&d->state);
+	free(d->state_bytes);
+	d->state_bytes = NULL;
+	d->have_state = false;
+}
+
+static int read_state(struct ringtapd *d, struct rt_why *why)
+{
+	int fd = d->store.state_fd;
+	struct stat st;
+	size_t got = 0;
+
+	if (fstat(fd, &st))
+		return rt_why_set(why, -errno, "the state memfd: %s", strerror(errno));
+	if (st.st_size <= 0 || (unsigned long long)st.st_size > STATE_MAX_BYTES)
+		return rt_why_set(why, -EINVAL, "the state memfd holds %lld bytes",
+				  (long long)st.st_size);
+	d->state_bytes = malloc((size_t)st.st_size);
+	if (!d->state_bytes)
+		return rt_why_set(why, -ENOMEM, "out of memory for the state");
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, d->state_bytes + got, (size_t)st.st_size - got, (off_t)got);
+
+		if (n <= 0)
+			return rt_why_set(why, n ? -errno : -EIO, "reading the state memfd");
+		got += (size_t)n;
+	}
+	return rt_state_read(d->state_bytes, got, &d->state, why);
+}
+
+void ringtapd_adopt_begin(struct ringtapd *d)
+{
+	const char *name = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE);
+	struct rt_why why = { "" };
+
+	if (rt_fdstore_collect(&d->store) || !rt_fdstore_any(&d->store))
+		goto fresh;
+	if (d->store.state_fd < 0) {
+		rt_why_set(&why, 0, "no state came back with them");
+		goto fresh;
+	}
+	if (read_state(d, &why))
+		goto fresh;
+	d->have_state = true;
+	if (d->opts.tracing_dir || strcmp(d->state.instance, name)) {
+		rt_why_set(&why, 0, "they were of instance '%s', this run uses '%s'", d->state.instance,
+			   d->opts.tracing_dir ? d->opts.tracing_dir : name);
+		goto fresh;
+	}
+	if (!d->store.ncpu_fds) {
+		rt_why_set(&why, 0, "no trace_pipe_raw came back");
+		goto fresh;
+	}
+	d->opts.adopt = true;
+	d->opts.adopt_buffer_kb = (size_t)d->state.buffer_kb;
+	return;
+fresh:
+	if (rt_fdstore_any(&d->store))
+		rt_log(LOG_WARNING, "not resuming from what the previous ringtapd kept: %s; its "
+		       "subscribers' connections are closed and it starts afresh", why.text);
+	forget_state(d);
+	rt_fdstore_release(&d->store);
+}
+
+void ringtapd_adopt_trace_fds(struct ringtapd *d)
+{
+	int ncpus = rt_session_ncpus(d->session), ret = 0;
+
+	if (!d->opts.adopt)
+		return;
+	if (!rt_session_adopted(d->session)) {
+		rt_log(LOG_WARNING, "the previous ringtapd's instance is gone: starting afresh, its "
+		       "subscribers' connections closed");
+		forget_state(d);
+		rt_fdstore_release(&d->store);
+		return;
+	}
+	for (int cpu = 0; cpu < ncpus && !ret; cpu++) {
+		int fd = rt_fdstore_take_cpu(&d->store, cpu);
+
+		if (fd >= 0 && (ret = rt_session_give_trace_fd(d->session, cpu, fd)))
+			close(fd);
+	}
+	if (ret)
+		rt_log(LOG_WARNING, "keeping the handed-over trace fds: %s; their CPUs are opened "
+		       "again (a half-read page there is lost)", strerror(-ret));
+}
+
+/* One subscriber the previous ringtapd handed over, served again on fd. */
+static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
+{
+	struct rt_conn *c = conn_new(d->server, fd);
+	Ringtap__Subscription *sub = NULL;
+	struct rt_why why = { "" };
+	int ret;
+
+	if (!c) {
+		close(fd);
+		rt_log(LOG_WARNING, "client %s (pid %d): out of memory to resume it", k->name,
+		       (int)k->pid);
+		return false;
+	}
+	c->authorized = true;
+	c->uid = k->uid;
+	c->pid = k->pid;
+	snprintf(c->name, sizeof(c->name), "%s", k->name);
+	snprintf(c->owner, sizeof(c->owner), "%s", k->owner);
+	if ((ret = conn_add(d->server, c, EPOLLIN)) < 0) {
+		rt_log(LOG_WARNING, "client %s (pid %d): %s", k->name, (int)k->pid, strerror(-ret));
+		return false;
+	}
+	/* The rest of a frame begun, and what was queued: first, whatever follows. */
+	if (k->unsent_len && rt_subscriber_push(&c->out.sub, k->unsent, k->unsent_len)) {
+		conn_close(c, "out of memory for what it was owed");
+		return false;
+	}
+	c->out.sub.delivered = k->delivered;
+	c->out.sub.dropped = k->dropped;
+	c->out.sub.kernel_lost = k->kernel_lost;
+	if (k->subscription_len &&
+	    !(sub = ringtap__subscription__unpack(NULL, k->subscription_len, k->subscription)))
+		ret = rt_why_set(&why, -EINVAL, "its subscription could not be read back");
+	if (!ret)
+		ret = conn_resume(c, (Ringtap__Encoding)k->encoding, k->version, sub, k->schema_sent,
+				  k->schema_sent_len, &why);
+	if (sub)
+		ringtap__subscription__free_unpacked(sub, NULL);
+	if (ret) {
+		char msg[320];
+
+		snprintf(msg, sizeof(msg), "ringtapd restarted and cannot serve this subscription "
+			 "again: %s", why.text[0] ? why.text : strerror(-ret));
+		conn_send_error(c, -ret, msg);
+		return false;
+	}
+	/* RAW: the Schemas it had cover the same events in this layout, unless it has more now. */
+	c->out.raw_schemas = (size_t)k->raw_schemas;
+	conn_want_write(c, true);
+	rt_log(LOG_INFO, "client %s (pid %d uid %u) resumed after the restart, %zu bytes owed",
+	       c->name, (int)c->pid, (unsigned int)c->uid, k->unsent_len);
+	return true;
+}
+
+void ringtapd_adopt_end(struct ringtapd *d)
+{
+	unsigned int resumed = 0, gone = 0;
+
+	if (!d->have_state)
+		return;
+	for (uint32_t i = 0; i < d->state.n_subs; i++) {
+		const struct rt_state_sub *k = &d->state.subs[i];
+		int fd = rt_fdstore_take_conn(&d->store, k->id);
+
+		if (fd < 0) {
+			rt_log(LOG_INFO, "client %s (pid %d) left while ringtapd restarted", k->name,
+			       (int)k->pid);
+			gone++;
+		} else if (!d->server) {
+			close(fd);
+		} else {
+			resumed += resume_one(d, k, fd);
+		}
+	}
+	rt_log(LOG_NOTICE, "resumed after a restart: the instance's buffers as they were, %u of %u "
+	       "subscriber(s) (%u left meanwhile)", resumed, d->state.n_subs, gone);
+	forget_state(d);
+	rt_fdstore_release(&d->store);
+}
+
+/* --- the handover -------------------------------------------------------- */
+
+/* Why the next ringtapd cannot serve a connection, or NULL: a Unix socket's subscriber mid-stream. */
+static const char *not_keepable(const struct rt_conn *c)
+{
+	if (c->tcp)
+		return "TCP (TLS cannot be handed on)";
+	/* The next ringtapd makes a ring of its own: this reader's mapping would never move again. */
+	if (c->ring)
+		return "a page ring reader (the ring is not handed on yet)";
+	if (c->state != CONN_STREAMING)
+		return c->state == CONN_HELLO ? "no subscription yet" : "closing";
+	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
+		return "it is leaving";
+	if (!c->kept_sub.data)
+		return "its subscription could not be kept (out of memory)";
+	return NULL;
+}
+
+/* Every byte queued for s and not yet written, without taking it from the queue. */
+static int copy_unsent(const struct rt_subscriber *s, struct rt_buf *out)
+{
+	unsigned int max = 64, n;
+	struct iovec *iov = NULL;
+
+	for (;;) {
+		struct iovec *more = realloc(iov, max * sizeof(*iov));
+
+		if (!more) {
+			free(iov);
+			return -ENOMEM;
+		}
+		iov = more;
+		n = rt_subscriber_peekv(s, iov, max);
+		if (n < max)
+			break;
+		max *= 2;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		if (rt_buf_put(out, iov[i].iov_base, iov[i].iov_len)) {
+			free(iov);
+			return -ENOMEM;
+		}
+	free(iov);
+	return 0;
+}
+
+/* The state's bytes in a file of their own: a memfd, else an unnamed file in /tmp. */
+static int state_file(const struct rt_buf *b)
+{
+	int fd = memfd_create("ringtapd-state", MFD_CLOEXEC);
+	size_t done = 0;
+
+	if (fd < 0)
+		fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (done < b->len) {
+		ssize_t n = write(fd, b->data + done, b->len - done);
+
+		if (n < 0) {
+			int err = errno;
+
+			close(fd);
+			return -err;
+		}
+		done += (size_t)n;
+	}
+	return fd;
+}
+
+struct kept {
+	struct rt_state st;
+	struct rt_conn **conns;
+	struct rt_buf *unsent;
+	uint32_t n;
+};
+
+static void kept_release(struct kept *k)
+{
+	for (uint32_t i = 0; i < k->n; i++)
+		rt_buf_free(&k->unsent[i]);
+	free(k->unsent);
+	free(k->conns);
+	free(k->st.cpus);
+	free(k->st.subs);
+}
+
+/* The state of the subscribers that can be kept and of every CPU; 0 or -errno. */
+static int collect(struct ringtapd *d, struct kept *k)
+{
+	struct rt_server *srv = d->server;
+	int ncpus = rt_pump_ncpus(d->pump);
+
+	k->st = (struct rt_state){
+		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
+		.clock = rt_session_clock(d->session) ?: "",
+		/* As set, not as the kernel rounded it: the next one compares its setting. */
+		.buffer_kb = d->opts.buffer_kb,
+		.ncpus = (uint32_t)ncpus,
+	};
+	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
+	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
+	k->conns = calloc(srv->n_conns ?: 1, sizeof(*k->conns));
+	k->unsent = calloc(srv->n_conns ?: 1, sizeof(*k->unsent));
+	if (!k->st.cpus || !k->st.subs || !k->conns || !k->unsent)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		struct rt_pump_totals t;
+
+		rt_pump_cpu_totals(d->pump, cpu, &t);
+		k->st.cpus[cpu].pages = t.pages;
+		k->st.cpus[cpu].records = t.records;
+		k->st.cpus[cpu].kernel_lost = t.kernel_lost;
+	}
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		struct rt_subscriber *s = &c->out.sub;
+		struct rt_state_sub *o = &k->st.subs[k->n];
+
+		const char *why = not_keepable(c);
+
+		/* Losses it is owed go into its queue, and as much as the socket takes now. */
+		if (!why && rt_subscriber_flush_losses(s))
+			why = "out of memory for its loss reports";
+		if (!why && conn_flush(c) < 0)
+			why = "its link failed";
+		if (why) {
+			rt_log(LOG_INFO, "client %s (pid %d) is not kept across the restart: %s",
+			       c->name, (int)c->pid, why);
+			continue;
+		}
+		if (copy_unsent(s, &k->unsent[k->n]))
+			return -ENOMEM;
+		if (k->unsent[k->n].len)
+			rt_log(LOG_INFO, "client %s (pid %d): %zu bytes owed go with it, %zu of the "
+			       "first frame's sent already", c->name, (int)c->pid, k->unsent[k->n].len,
+			       s->head_off);
+		*o = (struct rt_state_sub){
+			.id = k->n, .encoding = (uint32_t)c->out.encoding, .version = c->version,
+			.uid = (uint32_t)c->uid, .pid = (int32_t)c->pid,
+			.latency_ms = c->latency_ms, .name = c->name, .owner = c->owner,
+			.subscription = c->kept_sub.data, .subscription_len = c->kept_sub.len,
+			.schema_sent = s->schema_sent, .schema_sent_len = s->events_bits / 8,
+			.raw_schemas = c->out.raw_schemas,
+			.delivered = s->delivered, .dropped = s->dropped, .kernel_lost = s->kernel_lost,
+			.unsent = k->unsent[k->n].data, .unsent_len = k->unsent[k->n].len,
+		};
+		k->conns[k->n++] = c;
+	}
+	k->st.n_subs = k->n;
+	return 0;
+}
+
+/* Everything into the store, the state last: without it the next start takes nothing. */
+static int store(struct ringtapd *d, struct kept *k, int state_fd)
+{
+	char name[32];
+	int ret = 0;
+
+	for (int cpu = 0; !ret && cpu < rt_pump_ncpus(d->pump); cpu++) {
+		snprintf(name, sizeof(name), "cpu%d", cpu);
+		if (rt_pump_fd(d->pump, cpu) >= 0)
+			ret = rt_fdstore_put(name, rt_pump_fd(d->pump, cpu), true);
+	}
+	for (uint32_t i = 0; !ret && i < k->n; i++) {
+		snprintf(name, sizeof(name), "conn%u", i);
+		ret = rt_fdstore_put(name, k->conns[i]->fd, false);
+	}
+	if (!ret)
+		ret = rt_fdstore_put("state", state_fd, false);
+	if (!ret)
+		ret = rt_fdstore_barrier();
+	return ret;
+}
+
+/* What a failed handover put in the store comes out again: the stop goes on as before. */
+static void unstore(struct ringtapd *d, const struct kept *k)
+{
+	struct rt_fdstore fs = { .active = true, .state_fd = -1 };
+	char name[32];
+	int ret = 0;
+
+	for (int cpu = 0; !ret && cpu < rt_pump_ncpus(d->pump); cpu++) {
+		snprintf(name, sizeof(name), "cpu%d", cpu);
+		ret = rt_fdstore_note(&fs, name);
+	}
+	for (uint32_t i = 0; !ret && i < k->n; i++) {
+		snprintf(name, sizeof(name), "conn%u", i);
+		ret = rt_fdstore_note(&fs, name);
+	}
+	if (!ret)
+		ret = rt_fdstore_note(&fs, "state");
+	rt_fdstore_release(&fs);
+}
+
+int ringtapd_hand_over(struct ringtapd *d)
+{
+	struct rt_buf bytes = { 0 };
+	struct kept k = { 0 };
+	int ret, state_fd = -1;
+
+	if (!rt_fdstore_available() || !d->server || !d->pump || d->opts.tracing_dir ||
+	    d->stopping || !rt_session_owned(d->session))
+		return -ECANCELED;
+	/* NATS cannot resume yet: its unacknowledged messages get the stop's grace, as before. */
+	if (d->nats) {
+		rt_log(LOG_INFO, "NATS publishing is on: this restart stops everything, as a stop does");
+		return -ECANCELED;
+	}
+	ret = rt_fdstore_restarting();
+	if (ret <= 0) {
+		if (ret < 0)
+			rt_log(LOG_WARNING, "cannot ask systemd whether this stop is a restart (%s): "
+			       "stopping for good", strerror(-ret));
+		return -ECANCELED;
+	}
+	/*
+	 * What the buffers hold now goes out from here, not after the next
+	 * ringtapd's start: the subscribers' silence is the restart alone.
+	 */
+	if (rt_pump_drain(d->pump, 0) < 0)
+		rt_log(LOG_WARNING, "restart: the last pass failed; the next ringtapd reads on");
+	ret = collect(d, &k);
+	if (!ret)
+		ret = rt_state_write(&k.st, &bytes);
+	if (!ret && (state_fd = state_file(&bytes)) < 0)
+		ret = state_fd;
+	if (!ret && (ret = store(d, &k, state_fd)))
+		unstore(d, &k);
+	if (state_fd >= 0)
+		close(state_fd);
+	rt_buf_free(&bytes);
+	if (ret) {
+		rt_log(LOG_WARNING, "restart: keeping the session in systemd's fd store failed (%s); "
+		       "stopping as for a stop", strerror(-ret));
+		kept_release(&k);
+		return ret;
+	}
+	/* Nothing that goes now may switch an event off: the kernel keeps recording for the next. */
+	d->server->stopping = true;
+	for (uint32_t i = 0; i < k.n; i++)
+		conn_free(k.conns[i]);
+	while (d->server->conns)
+		conn_close(d->server->conns, "ringtapd restarts; this connection cannot be kept");
+	rt_session_disown(d->session);
+	/* As stopped already: the loop's end must not switch tracing off nor read on. */
+	d->stopping = true;
+	rt_log(LOG_NOTICE, "restart: the instance (%d CPUs, tracing on) and %u subscriber(s) kept in "
+	       "systemd's fd store for the next ringtapd", rt_pump_ncpus(d->pump), k.n);
+	kept_release(&k);
+	return 0;
+}

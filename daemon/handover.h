@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * handover: what one ringtapd keeps for the next across a planned restart
+ * under systemd (`systemctl restart`), and what the next takes back.
+ *
+ * At a SIGTERM that PID 1 says is a restart, the tracefs instance stays
+ * with tracing on, and the fd store (fdstore.c) gets each CPU's
+ * trace_pipe_raw, each Unix-socket subscriber's connection and a state
+ * memfd (core/state.c): every such subscriber's subscription, encoding,
+ * Schemas sent, and the bytes queued for it and not yet written, a frame
+ * begun included, so the next ringtapd writes its rest and no subscriber
+ * sees a frame cut or twice. TCP subscribers (TLS cannot be handed on),
+ * and connections still in their handshake or saying goodbye, end as at a
+ * stop. At the start the instance is adopted when its trace fds come back
+ * with a state this release reads; each subscriber is served again without
+ * a new Welcome. NATS publishing on, the restart is a stop as before.
+ * Anything else (a stop, a crash, no systemd, a state it
+ * cannot read) starts as before: the store emptied first, a stale instance
+ * reclaimed.
+ */
+struct ringtapd;
+
+/* Before the session: takes back what the store kept and decides to adopt the instance. */
+void ringtapd_adopt_begin(struct ringtapd *d);
+/* After the session, before the pump: the trace fds handed back, for the CPU readers. */
+void ringtapd_adopt_trace_fds(struct ringtapd *d);
+/* After the server: the kept subscribers served again; the store emptied. */
+void ringtapd_adopt_end(struct ringtapd *d);
+/*
+ * At SIGTERM: 0 when this stop is a restart and everything is in the
+ * store (the loop then just exits, leaving the instance), or -errno when
+ * it is a stop as before (not a restart, no systemd, the store refused).
+ */
+int ringtapd_hand_over(struct ringtapd *d);

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The restart state: what is written is read back field for field, a
+ * state cut at any length or naming more CPUs or subscribers than it holds
+ * is refused with a reason, as are another version and another file, and
+ * a record a later release made longer is still read.
+ */
+#include "check.h"
+#include "state.h"
+
+static const uint8_t subscription[] = { 0x0a, 0x03, 'a', ':', 'b' };
+static const uint8_t schemas[] = { 0x05, 0x80 };
+static const uint8_t unsent[] = { 1, 2, 3, 4, 5, 6, 7 };
+
+static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_state_sub *subs)
+{
+	cpus[0] = (struct rt_state_cpu){ 10, 1000, 3 };
+	cpus[1] = (struct rt_state_cpu){ 20, 2000, 0 };
+	subs[0] = (struct rt_state_sub){
+		.id = 7, .encoding = 1, .version = 1, .uid = 1000, .pid = 4242, .latency_ms = 50,
+		.name = "ringtap stream", .owner = "uid 1000",
+		.subscription = subscription, .subscription_len = sizeof(subscription),
+		.schema_sent = schemas, .schema_sent_len = sizeof(schemas), .raw_schemas = 0,
+		.delivered = 12345, .dropped = 6, .kernel_lost = 2,
+		.unsent = unsent, .unsent_len = sizeof(unsent),
+	};
+	subs[1] = (struct rt_state_sub){ .id = 9, .encoding = 2, .name = "raw", .owner = "" };
+	*st = (struct rt_state){ .instance = "ringtap", .clock = "mono", .buffer_kb = 4096,
+				 .ncpus = 2, .cpus = cpus, .n_subs = 2, .subs = subs };
+}
+
+/* The sample with its first ncpus CPUs and n_subs subscribers, written. */
+static void write_sample(struct rt_buf *b, uint32_t ncpus, uint32_t n_subs)
+{
+	struct rt_state_cpu cpus[2];
+	struct rt_state_sub subs[2];
+	struct rt_state st;
+
+	sample(&st, cpus, subs);
+	st.ncpus = ncpus;
+	st.n_subs = n_subs;
+	CHECK_EQ(rt_state_write(&st, b), 0);
+}
+
+static void round_trip(void)
+{
+	struct rt_state got;
+	struct rt_buf b = { 0 };
+	struct rt_why why = { "" };
+
+	write_sample(&b, 2, 2);
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), 0);
+	CHECK_EQ(got.version, RT_STATE_VERSION);
+	CHECK_STR(got.instance, "ringtap");
+	CHECK_STR(got.clock, "mono");
+	CHECK_EQ(got.buffer_kb, 4096);
+	CHECK_EQ(got.ncpus, 2);
+	CHECK_EQ(got.n_subs, 2);
+	if (got.ncpus == 2 && got.n_subs == 2) {
+		CHECK_EQ(got.cpus[0].records, 1000);
+		CHECK_EQ(got.cpus[0].kernel_lost, 3);
+		CHECK_EQ(got.cpus[1].pages, 20);
+		CHECK_EQ(got.subs[0].id, 7);
+		CHECK_EQ(got.subs[0].pid, 4242);
+		CHECK_EQ(got.subs[0].latency_ms, 50);
+		CHECK_STR(got.subs[0].name, "ringtap stream");
+		CHECK_STR(got.subs[0].owner, "uid 1000");
+		CHECK_EQ(got.subs[0].subscription_len, sizeof(subscription));
+		CHECK(!memcmp(got.subs[0].subscription, subscription, sizeof(subscription)));
+		CHECK_EQ(got.subs[0].schema_sent_len, sizeof(schemas));
+		CHECK(!memcmp(got.subs[0].schema_sent, schemas, sizeof(schemas)));
+		CHECK_EQ(got.subs[0].delivered, 12345);
+		CHECK_EQ(got.subs[0].dropped, 6);
+		CHECK_EQ(got.subs[0].unsent_len, sizeof(unsent));
+		CHECK(!memcmp(got.subs[0].unsent, unsent, sizeof(unsent)));
+		CHECK_EQ(got.subs[1].id, 9);
+		CHECK_EQ(got.subs[1].encoding, 2);
+		CHECK_STR(got.subs[1].owner, "");
+		CHECK_EQ(got.subs[1].subscription_len, 0);
+		CHECK_EQ(got.subs[1].unsent_len, 0);
+	}
+	rt_state_release(&got);
+
+	/* Cut anywhere, it is refused, never read half. */
+	for (size_t len = 0; len < b.len; len++) {
+		int ret = rt_state_read(b.data, len, &got, &why);
+
+		if (ret != -EINVAL)
+			fprintf(stderr, "cut at %zu of %zu: %d\n", len, b.len, ret);
+		CHECK_EQ(ret, -EINVAL);
+	}
+	rt_buf_free(&b);
+}
+
+static void refusals(void)
+{
+	struct rt_state got;
+	struct rt_buf b = { 0 };
+	struct rt_why why = { "" };
+
+	write_sample(&b, 2, 2);
+	/* Another release's version: refused, saying which. */
+	b.data[8] = 2;
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EPROTONOSUPPORT);
+	CHECK_STR(why.text, "state version 2: this ringtapd reads version 1 only");
+	b.data[8] = 1;
+	/* Not a state at all. */
+	b.data[0] = 'X';
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EINVAL);
+	CHECK_STR(why.text, "not a ringtapd state");
+	b.data[0] = 'R';
+	rt_buf_free(&b);
+
+	/* A count of subscribers the bytes cannot hold. */
+	write_sample(&b, 2, 0);
+	b.data[b.len - 4] = 0xff;
+	b.data[b.len - 3] = 0xff;
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EINVAL);
+	CHECK_STR(why.text, "the state's subscriber count is damaged");
+	rt_buf_free(&b);
+}
+
+/* A later release's longer CPU record: the extra bytes are skipped, what follows still read. */
+static void longer_record(void)
+{
+	struct rt_state got;
+	struct rt_buf b = { 0 }, longer = { 0 };
+	struct rt_why why = { "" };
+	/* magic, version, body length, "ringtap", "mono", buffer_kb, ncpus: cpu0's record after. */
+	size_t cpu0 = 8 + 4 + 4 + (4 + 8) + (4 + 5) + 8 + 4;
+	uint8_t extra[4] = { 0xee, 0xee, 0xee, 0xee };
+
+	write_sample(&b, 1, 1);
+	CHECK_EQ(b.data[cpu0], 24);
+	rt_buf_put(&longer, b.data, cpu0 + 4 + 24);
+	rt_buf_put(&longer, extra, sizeof(extra));
+	rt_buf_put(&longer, b.data + cpu0 + 4 + 24, b.len - cpu0 - 4 - 24);
+	longer.data[cpu0] = 28;
+	longer.data[12] = (uint8_t)(b.data[12] + 4);
+	CHECK_EQ(rt_state_read(longer.data, longer.len, &got, &why), 0);
+	CHECK_EQ(got.cpus ? got.cpus[0].kernel_lost : 0, 3);
+	CHECK_EQ(got.n_subs, 1);
+	CHECK_EQ(got.n_subs ? got.subs[0].delivered : 0, 12345);
+	rt_state_release(&got);
+	rt_buf_free(&b);
+	rt_buf_free(&longer);
+}
+
+int main(void)
+{
+	round_trip();
+	refusals();
+	longer_record();
+	return check_exit("test-state");
+}
