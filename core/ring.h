@@ -40,13 +40,14 @@ struct rt_ring_head {
 	uint32_t slot_head_size;	/* where the page starts in a slot */
 	uint32_t reserved;
 	uint64_t cpus_offset;		/* struct rt_ring_cpu[ncpus], 64 bytes apart */
-	uint64_t slots_offset;		/* CPU c's slot i at slots_offset + (c * slots + i) * slot_size */
+	/* CPU c's slot i at slots_offset + (c * slots + i) * slot_size */
+	uint64_t slots_offset;
 	uint64_t size;			/* of the whole area */
 };
 
 /* One per CPU, on a cache line of its own. */
 struct rt_ring_cpu {
-	uint64_t written;		/* pages whole so far: page numbers below it are in the ring */
+	uint64_t written;		/* pages whole so far: numbers below it are written */
 	uint64_t reserved[7];
 };
 
@@ -66,7 +67,7 @@ struct rt_ring_slot {
 	 */
 	uint64_t events_before;
 	uint64_t kernel_lost;		/* of events_before, lost by the kernel */
-	uint64_t kernel_inexact;	/* losses so far the kernel gave no count for ("some") */
+	uint64_t kernel_inexact;	/* losses given no count ("some"): not in events_before */
 	uint64_t malformed;		/* malformed pages on this CPU before this one */
 	uint64_t first_ts, last_ts;	/* of its first and last record, trace clock */
 	uint32_t len;			/* bytes of the page */
@@ -96,7 +97,8 @@ struct rt_ring {
  * The writer: lays out a zeroed area of rt_ring_size(g) bytes at base.
  * 0, or -EINVAL for a geometry that makes none.
  */
-int rt_ring_format(struct rt_ring *ring, void *base, size_t size, const struct rt_ring_geometry *g);
+int rt_ring_format(struct rt_ring *ring, void *base, size_t size,
+		   const struct rt_ring_geometry *g);
 
 /*
  * A reader: takes the area mapped at base (size bytes, read-only) after

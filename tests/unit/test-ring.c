@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The page ring: pages read back whole and in order with their counts, a
+ * reader the writer lapped told exactly what it missed and why, a slot
+ * being rewritten never delivered (one thread writing while another reads
+ * every page it can, each page's bytes saying which page it is), and an
+ * area whose numbers contradict themselves refused.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "ring.h"
+
+struct area {
+	struct rt_ring ring;
+	void *base;
+	size_t size;
+};
+
+static int area_new(struct area *a, unsigned int ncpus, unsigned int slots, unsigned int page_size)
+{
+	struct rt_ring_geometry g = { .ncpus = ncpus, .slots = slots, .page_size = page_size };
+
+	a->size = rt_ring_size(&g);
+	if (!a->size || posix_memalign(&a->base, 4096, a->size))
+		return -ENOMEM;
+	memset(a->base, 0, a->size);
+	return rt_ring_format(&a->ring, a->base, a->size, &g);
+}
+
+/* A page of `records` events whose every byte is its number, as a writer would commit it. */
+static void write_page(struct rt_ring *ring, unsigned int cpu, uint64_t *events, uint64_t *lost,
+		       uint32_t records, uint64_t kernel_loss)
+{
+	uint64_t page = rt_ring_written(ring, cpu);
+	uint8_t *room = rt_ring_begin(ring, cpu);
+	struct rt_ring_page_info info = { 0 };
+
+	memset(room, (int)(page & 0xff), ring->head.page_size);
+	*events += kernel_loss;
+	*lost += kernel_loss;
+	info.len = ring->head.page_size;
+	info.records = records;
+	info.events_before = *events;
+	info.kernel_lost = *lost;
+	info.first_ts = page * 10;
+	info.last_ts = page * 10 + 9;
+	rt_ring_commit(ring, cpu, &info);
+	*events += records;
+}
+
+static bool page_is(const uint8_t *buf, size_t len, uint64_t page)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != (uint8_t)(page & 0xff))
+			return false;
+	return true;
+}
+
+static void test_geometry(void)
+{
+	struct rt_ring_geometry bad[] = {
+		{ 0, 4, 4096 }, { 1, 1, 4096 }, { 1, 4, 0 }, { 9000, 4, 4096 },
+		{ 1, 1u << 25, 4096 }, { 8192, 1u << 24, 1u << 26 },
+	};
+	struct rt_ring_geometry g = { .ncpus = 3, .slots = 8, .page_size = 4096 };
+	struct rt_ring r;
+	struct area a;
+	size_t size = rt_ring_size(&g);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_EQ(rt_ring_size(&bad[i]), 0);
+	/* Room for every slot's header and page, on whole pages of memory. */
+	CHECK(size >= 3 * 8 * (4096 + sizeof(struct rt_ring_slot)));
+	CHECK_EQ(size % 4096, 0);
+	CHECK_EQ(area_new(&a, 3, 8, 4096), 0);
+	CHECK_EQ(a.size, size);
+	CHECK_EQ(rt_ring_attach(&r, a.base, a.size), 0);
+	CHECK_EQ(r.head.ncpus, 3);
+	CHECK_EQ(r.head.slots, 8);
+	CHECK_EQ(r.head.page_size, 4096);
+	CHECK_EQ(rt_ring_written(&r, 2), 0);
+	/* Too short a mapping for what the header says, a bad magic, another version. */
+	CHECK_EQ(rt_ring_attach(&r, a.base, a.size - 1), -EBADMSG);
+	((struct rt_ring_head *)a.base)->version = 2;
+	CHECK_EQ(rt_ring_attach(&r, a.base, a.size), -EPROTONOSUPPORT);
+	((struct rt_ring_head *)a.base)->version = RT_RING_VERSION;
+	((struct rt_ring_head *)a.base)->slots_offset = a.size - 4096;
+	CHECK_EQ(rt_ring_attach(&r, a.base, a.size), -EBADMSG);
+	((struct rt_ring_head *)a.base)->magic ^= 1;
+	CHECK_EQ(rt_ring_attach(&r, a.base, a.size), -EBADMSG);
+	free(a.base);
+}
+
+static void test_in_order(void)
+{
+	uint64_t events = 0, lost = 0;
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	struct rt_ring reader;
+	uint8_t buf[256];
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 2, 4, sizeof(buf)), 0);
+	CHECK_EQ(rt_ring_attach(&reader, a.base, a.size), 0);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	CHECK_EQ(rt_ring_read(&reader, 1, &cur, buf, sizeof(buf), &out), 0);
+	for (uint64_t page = 0; page < 12; page++) {
+		write_page(&a.ring, 1, &events, &lost, (uint32_t)page + 1, page == 5 ? 7 : 0);
+		CHECK_EQ(rt_ring_read(&reader, 1, &cur, buf, sizeof(buf), &out), 1);
+		CHECK_EQ(out.page, page);
+		CHECK_EQ(out.records, page + 1);
+		CHECK_EQ(out.lost_ring, 0);
+		CHECK_EQ(out.lost_kernel, page == 5 ? 7 : 0);
+		CHECK_EQ(out.first_ts, page * 10);
+		CHECK(page_is(buf, out.len, page));
+		CHECK_EQ(rt_ring_read(&reader, 1, &cur, buf, sizeof(buf), &out), 0);
+	}
+	/* 1 + 2 + ... + 12 read, 7 lost: all accounted for. */
+	CHECK_EQ(cur.events, 78 + 7);
+	CHECK_EQ(rt_ring_written(&reader, 0), 0);
+	CHECK_EQ(rt_ring_read(&reader, 2, &cur, buf, sizeof(buf), &out), -EINVAL);
+	CHECK_EQ(rt_ring_read(&reader, 1, &cur, buf, sizeof(buf) - 1, &out), -EINVAL);
+	free(a.base);
+}
+
+static void test_lapped(void)
+{
+	uint64_t events = 0, lost = 0;
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	uint8_t buf[128];
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 1, 4, sizeof(buf)), 0);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	/* 10 pages of 5 events, 100 lost by the kernel before page 3 and 11 before page 8. */
+	for (uint64_t page = 0; page < 10; page++)
+		write_page(&a.ring, 0, &events, &lost, 5, page == 3 ? 100 : page == 8 ? 11 : 0);
+	/*
+	 * Four slots, and the next write goes into the oldest: pages 7 to 9 can
+	 * be read. Pages 0 to 6 (35 events) were overwritten in the ring; the
+	 * kernel's 100 came before them.
+	 */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 7);
+	CHECK_EQ(out.lost_ring, 35);
+	CHECK_EQ(out.lost_kernel, 100);
+	CHECK(page_is(buf, out.len, 7));
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 8);
+	CHECK_EQ(out.lost_ring, 0);
+	CHECK_EQ(out.lost_kernel, 11);
+	/* Every event written is read or reported lost. */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(cur.events, events);
+	CHECK_EQ(events, 10 * 5 + 111);
+
+	/* A page being written is never read: its slot's old page is off limits, the new not yet. */
+	rt_ring_cursor_start(&cur, 7, 7 * 5 + 100, 100, 0, 0);
+	write_page(&a.ring, 0, &events, &lost, 5, 0);	/* page 10 overwrites page 6 */
+	(void)rt_ring_begin(&a.ring, 0);		/* page 11 begun over page 7 */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 8);
+	CHECK_EQ(out.lost_ring, 5);
+	/* No page came: page 7 is whole again, but the reader has gone past it. */
+	rt_ring_abort(&a.ring, 0);
+	CHECK_EQ(rt_ring_written(&a.ring, 0), 11);
+	CHECK_EQ(((struct rt_ring_slot *)((uint8_t *)a.base + a.ring.head.slots_offset +
+					  3 * a.ring.head.slot_size))->seq, 2 * 7 + 2);
+	rt_ring_cursor_start(&cur, 7, 7 * 5 + 100, 100, 0, 0);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 8);
+	free(a.base);
+}
+
+static void test_malformed_and_inexact(void)
+{
+	struct rt_ring_page_info info = { .len = 64, .records = 3 };
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	uint8_t buf[64];
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 1, 8, sizeof(buf)), 0);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	(void)rt_ring_begin(&a.ring, 0);
+	rt_ring_commit(&a.ring, 0, &info);
+	(void)rt_ring_begin(&a.ring, 0);
+	info.flags = RT_RING_MALFORMED;
+	info.events_before = 3;
+	rt_ring_commit(&a.ring, 0, &info);
+	(void)rt_ring_begin(&a.ring, 0);
+	info.flags = 0;
+	info.malformed = 1;
+	info.kernel_inexact = 1;
+	rt_ring_commit(&a.ring, 0, &info);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK(out.flags & RT_RING_MALFORMED);
+	CHECK_EQ(out.records, 0);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.lost_malformed, 0);	/* the malformed page itself was delivered flagged */
+	CHECK_EQ(out.lost_kernel_inexact, 1);
+	CHECK_EQ(out.lost_ring, 0);
+	CHECK_EQ(cur.events, 6);
+	/* Lapped past the malformed page: it is counted, as a page. */
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	cur.page = 2;
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.lost_malformed, 1);
+	CHECK_EQ(out.lost_ring, 3);
+	free(a.base);
+}
+
+/* The area lies: each lie is refused, not believed. */
+static void test_contradictions(void)
+{
+	uint64_t events = 0, lost = 0;
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	struct rt_ring_slot *slot;
+	uint8_t buf[64];
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 1, 4, sizeof(buf)), 0);
+	write_page(&a.ring, 0, &events, &lost, 2, 0);
+	write_page(&a.ring, 0, &events, &lost, 2, 0);
+	slot = (struct rt_ring_slot *)((uint8_t *)a.base + a.ring.head.slots_offset);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	slot->page = 1;
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), -EBADMSG);
+	slot->page = 0;
+	slot->len = sizeof(buf) + 1;
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), -EBADMSG);
+	slot->len = sizeof(buf);
+	slot->kernel_lost = 5;	/* more lost than the events before the page */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), -EBADMSG);
+	slot->kernel_lost = 0;
+	rt_ring_cursor_start(&cur, 0, 9, 0, 0, 0);	/* counts going backwards */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), -EBADMSG);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	slot->seq = 0;		/* counted as written, never marked whole */
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), -EBADMSG);
+	slot->seq = 2;
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.records, 2);
+	free(a.base);
+}
+
+/* One writer and one reader at once: what is read is whole, and all is accounted for. */
+#define RACE_PAGES 30000
+#define RACE_PAGE_SIZE 4096
+
+struct race {
+	struct area a;
+	uint64_t events;
+	volatile int done;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+	uint64_t lost = 0;
+
+	for (uint64_t page = 0; page < RACE_PAGES; page++) {
+		write_page(&r->a.ring, 0, &r->events, &lost, (uint32_t)(page % 7) + 1, 0);
+		/* Now and then let the reader catch up, so that it reads as well as laps. */
+		if (page % 16 == 0)
+			sched_yield();
+	}
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_race(void)
+{
+	uint64_t read_pages = 0, read_events = 0, lost = 0, torn = 0, last = 0;
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	uint8_t buf[RACE_PAGE_SIZE];
+	struct race r = { 0 };
+	pthread_t writer;
+	int ret;
+
+	CHECK_EQ(area_new(&r.a, 1, 4, RACE_PAGE_SIZE), 0);
+	rt_ring_cursor_start(&cur, 0, 0, 0, 0, 0);
+	if (pthread_create(&writer, NULL, race_writer, &r)) {
+		CHECK(!"pthread_create");
+		return;
+	}
+	for (;;) {
+		int done = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+
+		while ((ret = rt_ring_read(&r.a.ring, 0, &cur, buf, sizeof(buf), &out)) == 1) {
+			if (!page_is(buf, out.len, out.page) || out.records != out.page % 7 + 1)
+				torn++;
+			if (read_pages && out.page <= last)
+				torn++;
+			last = out.page;
+			read_pages++;
+			read_events += out.records;
+			lost += out.lost_ring;
+		}
+		if (ret < 0 || done)
+			break;
+		sched_yield();
+	}
+	pthread_join(writer, NULL);
+	while (rt_ring_read(&r.a.ring, 0, &cur, buf, sizeof(buf), &out) == 1) {
+		read_events += out.records;
+		lost += out.lost_ring;
+		read_pages++;
+	}
+	CHECK_EQ(ret < 0 ? ret : 0, 0);
+	CHECK_EQ(torn, 0);
+	CHECK(read_pages > 0);
+	CHECK_EQ(read_events + lost, r.events);
+	printf("race: %" PRIu64 " pages read, %" PRIu64 " events read, %" PRIu64 " lost in laps\n",
+	       read_pages, read_events, lost);
+	free(r.a.base);
+}
+
+int main(void)
+{
+	test_geometry();
+	test_in_order();
+	test_lapped();
+	test_malformed_and_inexact();
+	test_contradictions();
+	test_race();
+	return check_exit("ring");
+}
