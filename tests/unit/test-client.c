@@ -487,9 +487,17 @@ static void check_hello(const Ringtap__Frame *f, const char *name, const char *c
 		return;
 	h = f->hello;
 	CHECK_EQ(h->min_version, 1);
-	CHECK_EQ(h->max_version, 1);
-	CHECK_EQ(h->n_encodings, 1);
-	CHECK(h->n_encodings == 1 && h->encodings[0] == RINGTAP__ENCODING__DECODED);
+	if (h->has_transport && h->transport == RINGTAP__TRANSPORT__RING) {
+		/* Ring or socket: version 2 and RAW for the ring, 1 and DECODED for the socket. */
+		CHECK_EQ(h->max_version, 2);
+		CHECK_EQ(h->n_encodings, 2);
+		CHECK(h->n_encodings == 2 && h->encodings[0] == RINGTAP__ENCODING__DECODED &&
+		      h->encodings[1] == RINGTAP__ENCODING__RAW);
+	} else {
+		CHECK_EQ(h->max_version, 1);
+		CHECK_EQ(h->n_encodings, 1);
+		CHECK(h->n_encodings == 1 && h->encodings[0] == RINGTAP__ENCODING__DECODED);
+	}
 	CHECK_STR(h->client_name, name);
 	while (events && events[n])
 		n++;
@@ -1194,11 +1202,14 @@ static const char cli_text[] =
 	"1700000001.000000005 [001] ringtap_test:ringtap_test pid=43 seq=1 cpu=1 tag=rtaptest "
 	"msg=cpu1 seq 1 \n";
 
-static void check_cli_hello(const struct fake *fk, const char *const *events)
+static void check_cli_hello(const struct fake *fk, const char *const *events, bool ring)
 {
 	const Ringtap__Frame *f = fk->hello;
 
 	CHECK(f && !strncmp(f->hello->client_name, "ringtap ", 8));
+	/* ringtap stream asks for the ring first unless told not to, the socket its fallback. */
+	CHECK(f && ring == (f->hello->has_transport &&
+			    f->hello->transport == RINGTAP__TRANSPORT__RING));
 	if (f)
 		check_hello(f, f->hello->client_name, events, false);
 }
@@ -1220,7 +1231,7 @@ static void test_cli_stream(void)
 	CHECK_STR(r.out, cli_text);
 	CHECK_STR(r.err, "ringtap: ringtapd ended the stream\n"
 			 "ringtap: 2 records, 5 lost\n");
-	check_cli_hello(&fk, default_events);
+	check_cli_hello(&fk, default_events, true);
 	CHECK(fk.bye);
 	fake_free(&fk);
 	run_free(&r);
@@ -1245,14 +1256,14 @@ static void test_cli_stream(void)
 	fake_start(&fk, true);
 	run_cli(&r, (const char *const[]){ "stream", "--socket", sock_path, "-e",
 					   "sched:*,ringtap_test:ringtap_test", "--count", "1",
-					   "--no-time", NULL }, NULL);
+					   "--no-time", "--transport=socket", NULL }, NULL);
 	fake_finish(&fk);
 	CHECK_EQ(r.status, 0);
 	CHECK_STR(r.out, "# cpu 0: lost 5 events (kernel)\n"
 			 "[001] ringtap_test:ringtap_test pid=42 seq=0 cpu=1 tag=rtaptest "
 			 "msg=cpu1 seq 0 \n");
 	CHECK_STR(r.err, "ringtap: 1 records, 5 lost\n");
-	check_cli_hello(&fk, two_events);
+	check_cli_hello(&fk, two_events, false);
 	fake_free(&fk);
 	run_free(&r);
 
@@ -1475,7 +1486,7 @@ static void test_cli_info_help(void)
 			    "  \tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
 			    "  \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n") != NULL);
 	/* info subscribes to nothing: a Welcome is all it wants. */
-	check_cli_hello(&fk, (const char *const[]){ NULL });
+	check_cli_hello(&fk, (const char *const[]){ NULL }, false);
 	CHECK(fk.bye);
 	fake_free(&fk);
 	run_free(&r);

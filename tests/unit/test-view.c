@@ -14,6 +14,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "format.h"
+#include "sent-view.h"
 #include "view.h"
 #include "wire.h"
 
@@ -190,30 +191,16 @@ struct direct {
 static int compare_direct(const struct rt_record *rec, void *ctx)
 {
 	struct direct *d = ctx;
-	struct rt_buf records = { 0 };
-	struct rt_frame_parts parts;
 	struct rt_buf frame = { 0 };
-	struct rt_batch_view b;
 	struct rt_record_view sent, direct;
 	struct rt_value sent_vals[64], direct_vals[64];
-	const uint8_t *batch;
 	char a[2048], c[2048];
-	uint64_t len;
-	size_t blen;
-	int used;
 
 	if (!rec->event) {
 		CHECK_EQ(rt_record_encoder_view(d->viewer, rec, &direct, direct_vals, 64), -EINVAL);
 		return 0;
 	}
-	CHECK_EQ(rt_record_encoder_put(d->enc, rec, &records), 0);
-	CHECK_EQ(rt_encode_batch_parts(RINGTAP__FRAME__MSG_BATCH, rec->cpu, &records, &parts), 0);
-	for (unsigned int k = 0; k < parts.n; k++)
-		rt_buf_put(&frame, parts.iov[k].iov_base, parts.iov[k].iov_len);
-	used = rt_wire_varint_decode(frame.data, frame.len, &len);
-	CHECK_EQ(rt_view_frame_batch(frame.data + used, len, &batch, &blen), 1);
-	CHECK_EQ(rt_batch_view_open(&b, batch, blen), 0);
-	CHECK_EQ(rt_batch_view_next(&b, &sent, sent_vals, 64), 1);
+	sent_view(d->enc, rec, &frame, &sent, sent_vals, 64);
 	CHECK_EQ(rt_record_encoder_view(d->viewer, rec, &direct, direct_vals, 64), 0);
 	CHECK_EQ(direct.timestamp, sent.timestamp);
 	CHECK_EQ(direct.event_id, sent.event_id);
@@ -235,7 +222,6 @@ static int compare_direct(const struct rt_record *rec, void *ctx)
 						direct.n_fields + direct.n_common - 1), -ENOSPC);
 	d->compared++;
 	rt_buf_free(&frame);
-	rt_buf_free(&records);
 	return 0;
 }
 
@@ -630,30 +616,13 @@ static void test_pages_foreign(void)
 
 int main(int argc, char **argv)
 {
-	unsigned int trees = 0;
-	struct dirent *e;
-	DIR *dir;
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
 
 	test_fixture(root, "stock", false);
 	test_fixture(root, "stock", true);
 	test_fixture(root, "padded", true);
 	test_fixture(root, "rt", true);
-	/* Every tree there is, so that a new fixture is covered without a word here. */
-	dir = opendir(root);
-	CHECK(dir != NULL);
-	while (dir && (e = readdir(dir))) {
-		char path[4200];
-
-		snprintf(path, sizeof(path), "%s/%s/events/header_page", root, e->d_name);
-		if (e->d_name[0] == '.' || access(path, R_OK))
-			continue;
-		test_direct(root, e->d_name);
-		trees++;
-	}
-	if (dir)
-		closedir(dir);
-	CHECK(trees >= 6);
+	CHECK(tree_each(root, test_direct) >= 6);
 	test_foreign();
 	test_as_written();
 	test_varint_lengths();
