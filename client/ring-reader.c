@@ -429,7 +429,6 @@ static int next_record(struct rt_ring_reader *r, struct ringtap_event *ev,
 	r->next_rec++;
 	ev->kind = RINGTAP_RECORD;
 	ev->cpu = r->page_cpu;
-	ev->record = NULL;
 	ev->schema = rec->type < r->n_schemas ? r->schemas[rec->type] : NULL;
 	*view = &r->view;
 	return 1;
@@ -440,7 +439,7 @@ int rt_ring_reader_next(struct rt_ring_reader *r, struct ringtap_event *ev,
 {
 	int ret;
 
-	memset(ev, 0, sizeof(*ev));
+	/* The caller cleared ev: each event sets what its kind has (a record, per record). */
 	*view = NULL;
 	for (;;) {
 		if (r->lost_pending) {

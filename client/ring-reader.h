@@ -74,7 +74,8 @@ int rt_ring_reader_ready(struct rt_ring_reader *r, const Ringtap__RingReady *not
 /*
  * The next event from the ring: 1 with ev (RINGTAP_RECORD with *view set,
  * RINGTAP_PAGE, RINGTAP_LOST), pointing into the reader until the next
- * call; 0 when no page the notes announced is left; -EBADMSG with why (a
+ * call; ev must come cleared (ringtap_next() clears it once), only the
+ * fields of the event's kind are set; 0 when no page the notes announced is left; -EBADMSG with why (a
  * ring whose numbers contradict themselves), -ENOMEM.
  */
 int rt_ring_reader_next(struct rt_ring_reader *r, struct ringtap_event *ev,

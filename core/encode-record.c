@@ -205,12 +205,11 @@ static struct plan *compile(struct rt_record_encoder *e, const struct tep_event 
 	return plan;
 }
 
-static struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record *rec)
+static __attribute__((noinline)) struct plan *plan_new(struct rt_record_encoder *e,
+						       const struct rt_record *rec)
 {
 	size_t id = rec->type;
 
-	if (id < e->n_plans && e->plans[id])
-		return e->plans[id];
 	if (id >= e->n_plans) {
 		size_t n = id + 64;
 		struct plan **grown = realloc(e->plans, n * sizeof(*grown));
@@ -223,6 +222,14 @@ static struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record
 	}
 	e->plans[id] = compile(e, rec->event);
 	return e->plans[id];
+}
+
+/* The event's plan: found inline, compiled out of line the first time. */
+static inline struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record *rec)
+{
+	size_t id = rec->type;
+
+	return id < e->n_plans && e->plans[id] ? e->plans[id] : plan_new(e, rec);
 }
 
 static bool is_ascii(const uint8_t *p, unsigned int len)

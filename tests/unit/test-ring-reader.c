@@ -256,7 +256,7 @@ static void drain(struct rt_ring_reader *reader, struct ring_fx *r, unsigned int
 	char line[2048];
 	int ret;
 
-	while ((ret = rt_ring_reader_next(reader, &ev, &view, &why)) == 1) {
+	while ((ret = rt_ring_reader_next(reader, memset(&ev, 0, sizeof(ev)), &view, &why)) == 1) {
 		if (ev.kind == RINGTAP_RECORD) {
 			CHECK(view != NULL && ev.schema != NULL);
 			if (!view)
