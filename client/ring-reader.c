@@ -17,8 +17,8 @@
 #include "util.h"
 #include "wire.h"
 
-/* Losses are handed out before the page they came before: at most one per cause. */
-enum { LOSS_KERNEL, LOSS_MALFORMED, LOSS_RING, LOSS_CAUSES };
+/* Losses are handed out before the page they came before: at most one per source. */
+enum { LOSS_KERNEL, LOSS_RING, LOSS_CAUSES };
 
 struct rt_ring_reader {
 	Ringtap__Encoding encoding;
@@ -364,7 +364,7 @@ static void add_loss(struct rt_ring_reader *r, unsigned int cause, Ringtap__Loss
 static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *why)
 {
 	struct rt_page_result res;
-	uint64_t malformed;
+	uint64_t malformed, inexact;
 	int ret;
 
 	ret = rt_ring_read(&r->ring, cpu, &r->cursors[cpu], r->page, r->ring.head.page_size,
@@ -376,13 +376,16 @@ static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *
 	r->page_cpu = cpu;
 	r->n_recs = r->next_rec = 0;
 	r->lost_pending = 0;
-	if (r->got.lost_kernel || r->got.lost_kernel_inexact)
-		add_loss(r, LOSS_KERNEL, RINGTAP__LOSS_SOURCE__KERNEL, r->got.lost_kernel,
-			 !r->got.lost_kernel_inexact);
-	/* Malformed pages lapped, and this one when it is: their events are not counted. */
+	/*
+	 * As ringtapd reports them to a DECODED subscriber: the kernel's counts,
+	 * "at least one" for a loss it gave none for and for each malformed page
+	 * (lapped, or this one), in one KERNEL loss of the CPU before the page.
+	 */
 	malformed = r->got.lost_malformed + !!(r->got.flags & RT_RING_MALFORMED);
-	if (malformed)
-		add_loss(r, LOSS_MALFORMED, RINGTAP__LOSS_SOURCE__MALFORMED, malformed, false);
+	inexact = (r->got.lost_kernel ? 0 : r->got.lost_kernel_inexact) + malformed;
+	if (r->got.lost_kernel || inexact)
+		add_loss(r, LOSS_KERNEL, RINGTAP__LOSS_SOURCE__KERNEL, r->got.lost_kernel + inexact,
+			 !r->got.lost_kernel_inexact && !malformed);
 	if (r->got.lost_ring)
 		add_loss(r, LOSS_RING, RINGTAP__LOSS_SOURCE__QUEUE, r->got.lost_ring, true);
 	if (r->got.flags & RT_RING_MALFORMED)
@@ -401,7 +404,8 @@ static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *
 	if (ret == -EBADMSG) {
 		/* Whole to ringtapd, broken here: lost whole, as a malformed page is. */
 		r->n_recs = 0;
-		add_loss(r, LOSS_MALFORMED, RINGTAP__LOSS_SOURCE__MALFORMED, r->got.records, false);
+		add_loss(r, LOSS_KERNEL, RINGTAP__LOSS_SOURCE__KERNEL,
+			 r->got.lost_kernel + inexact + (r->got.records ? r->got.records : 1), false);
 	}
 	return 1;
 }

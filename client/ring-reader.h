@@ -11,11 +11,12 @@
  * in the copy, with the Schemas ringtapd would have sent), or as RAW pages.
  *
  * Pure: libringtap.c reads the socket, maps the ring and feeds this; the
- * ring and the frames are untrusted. Losses: the kernel's (KERNEL, exact
- * unless the kernel gave no count), malformed pages (MALFORMED, a count of
- * pages) and pages the writer overwrote before this reader took them
- * (QUEUE: the ring is a ring reader's queue), each with rt_ring_read()'s
- * exact count.
+ * ring and the frames are untrusted. Losses as ringtapd reports them on
+ * the socket: the kernel's and malformed pages as KERNEL (exact unless the
+ * kernel gave no count or a page was malformed: at least one each), and
+ * pages the writer overwrote before this reader took them as QUEUE (the
+ * ring is a ring reader's queue), with rt_ring_read()'s exact count of
+ * every event on them.
  */
 #include <stdbool.h>
 #include <stddef.h>
