@@ -39,6 +39,8 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 				     RT_LATENCY_MAX_MS },
 	[RT_CONF_WAKE_PERCENT] = { "wake_percent", false, true, NULL, 50, 1, 100 },
 	[RT_CONF_MAX_PAGES] = { "max_pages", false, true, NULL, 256, 1, 1UL << 16 },
+	/* 0: RT_CONFIG_RING_BUFFERS times the kernel's buffer, in pages. */
+	[RT_CONF_RING_PAGES] = { "ring_pages", false, false, NULL, 0, 0, 1UL << 20 },
 	[RT_CONF_STATUS_SEC] = { "status_sec", false, true, NULL, 5, 0, 3600 },
 	[RT_CONF_LISTEN_TCP] = { "listen_tcp", true, false, NULL },
 	[RT_CONF_TLS_CERT] = { "tls_cert", true, false, "/etc/ringtap/tls/server.crt" },

@@ -16,6 +16,10 @@
 #define RT_CONFIG_DEFAULT_PATH "/etc/ringtap/ringtapd.conf"
 /* What ringtapd --stdout enables when no events are set. */
 #define RT_CONFIG_STDOUT_EVENTS "ringtap_test:*"
+/* ring_pages = 0: the page ring holds this many kernel buffers per CPU. */
+#define RT_CONFIG_RING_BUFFERS 4
+/* ring_pages = 0 where the kernel's buffer size is not known (a tree without buffer_size_kb). */
+#define RT_CONFIG_RING_PAGES_UNKNOWN 1024
 
 enum rt_config_key {
 	RT_CONF_SOCKET,
@@ -35,6 +39,7 @@ enum rt_config_key {
 	RT_CONF_MAX_LATENCY_MS,
 	RT_CONF_WAKE_PERCENT,
 	RT_CONF_MAX_PAGES,
+	RT_CONF_RING_PAGES,
 	RT_CONF_STATUS_SEC,
 	RT_CONF_LISTEN_TCP,
 	RT_CONF_TLS_CERT,

@@ -339,6 +339,24 @@ int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out)
 	return put_frame(&frame, out);
 }
 
+int rt_encode_ring_frame(const Ringtap__Ring *ring, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+
+	frame.msg_case = RINGTAP__FRAME__MSG_RING;
+	frame.ring = (Ringtap__Ring *)ring;
+	return put_frame(&frame, out);
+}
+
+int rt_encode_ring_ready_frame(const Ringtap__RingReady *ready, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+
+	frame.msg_case = RINGTAP__FRAME__MSG_RING_READY;
+	frame.ring_ready = (Ringtap__RingReady *)ready;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

@@ -168,5 +168,8 @@ struct rt_published_head {
 int rt_encode_published(const struct rt_published_head *h, Ringtap__Published__MsgCase kind,
 			const uint8_t *msg, size_t len, struct rt_buf *out);
 int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out);
+/* The RING transport's frames, their messages filled by the caller. */
+int rt_encode_ring_frame(const Ringtap__Ring *ring, struct rt_buf *out);
+int rt_encode_ring_ready_frame(const Ringtap__RingReady *ready, struct rt_buf *out);
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out);
 int rt_encode_error_frame(int err, const char *text, struct rt_buf *out);

@@ -48,11 +48,22 @@ int rt_handshake(const Ringtap__Hello *h, const struct rt_offer *o, struct rt_ag
 	}
 	out->version = hi;
 	out->encoding = RINGTAP__ENCODING__ENCODING_UNSPECIFIED;
+	out->ring = h->has_transport && h->transport == RINGTAP__TRANSPORT__RING;
+	if (out->ring && hi < RT_PROTOCOL_RING) {
+		*reason = RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION;
+		return rt_why_set(why, -EPROTO, "the RING transport needs protocol version %u",
+				  RT_PROTOCOL_RING);
+	}
 	for (size_t i = 0; i < h->n_encodings; i++)
-		if (offered(o, h->encodings[i])) {
+		if (offered(o, h->encodings[i]) &&
+		    (!out->ring || h->encodings[i] == RINGTAP__ENCODING__RAW)) {
 			out->encoding = h->encodings[i];
 			break;
 		}
+	if (out->ring && out->encoding == RINGTAP__ENCODING__ENCODING_UNSPECIFIED) {
+		*reason = RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING;
+		return rt_why_set(why, -EPROTO, "the RING transport takes RAW pages only");
+	}
 	if (out->encoding == RINGTAP__ENCODING__ENCODING_UNSPECIFIED) {
 		*reason = RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING;
 		return rt_why_set(why, -EPROTO, "none of the encodings asked for is offered (this "

@@ -5,11 +5,13 @@
  *
  * Picks the protocol version (the highest both speak) and the encoding (the
  * client's first preference the daemon offers), or says why not, with the
- * machine-readable reason the Refusal carries; a Subscription's own checks,
+ * machine-readable reason the Refusal carries; the transport (RING needs
+ * version 2 and takes RAW pages only, picked whatever the client's order); a Subscription's own checks,
  * for the Hello's and an Update's alike. A Hello without events is
  * answered with a Welcome and nothing after it. Event names are checked
  * against the kernel elsewhere: they need tracefs. Pure.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,7 +19,9 @@
 #include "why.h"
 
 #define RT_PROTOCOL_MIN 1
-#define RT_PROTOCOL_MAX 1
+#define RT_PROTOCOL_MAX 2
+/* The first version with the RING transport. */
+#define RT_PROTOCOL_RING 2
 
 struct rt_offer {
 	uint32_t min_version, max_version;
@@ -29,6 +33,7 @@ struct rt_offer {
 struct rt_agreement {
 	uint32_t version;
 	Ringtap__Encoding encoding;
+	bool ring;				/* the RING transport: the client maps the page ring */
 };
 
 /* 0 and the agreement, or -EPROTO with *reason and the Refusal's text in why. */

@@ -20,17 +20,52 @@ struct rt_qframe {
 
 struct rt_page_buf *rt_page_buf_new(size_t size)
 {
-	struct rt_page_buf *page = malloc(sizeof(*page) + size);
+	struct rt_page_buf *page = calloc(1, sizeof(*page));
 
-	if (page)
+	if (page && !(page->data = malloc(size ?: 1))) {
+		free(page);
+		return NULL;
+	}
+	if (page) {
 		page->refs = 1;
+		page->own = true;
+	}
 	return page;
+}
+
+struct rt_page_buf *rt_page_buf_wrap(uint8_t *data)
+{
+	struct rt_page_buf *page = calloc(1, sizeof(*page));
+
+	if (page) {
+		page->refs = 1;
+		page->data = data;
+	}
+	return page;
+}
+
+int rt_page_buf_detach(struct rt_page_buf *page)
+{
+	uint8_t *copy;
+
+	if (page->own)
+		return 0;
+	copy = malloc(page->len ?: 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, page->data, page->len);
+	page->data = copy;
+	page->own = true;
+	return 0;
 }
 
 void rt_page_buf_put(struct rt_page_buf *page)
 {
-	if (page && !--page->refs)
-		free(page);
+	if (!page || --page->refs)
+		return;
+	if (page->own)
+		free(page->data);
+	free(page);
 }
 
 static void free_frame(struct rt_qframe *f)

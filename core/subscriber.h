@@ -22,19 +22,26 @@
 struct rt_qframe;
 
 /*
- * A page as read from the kernel, shared by reference by the queues that
- * hold its Pages frame: each RAW subscriber's frame keeps a reference
- * instead of a copy, and the reader reads the next page into a new buffer
- * when this one is still held (refs > 1).
+ * A handle on a page as read from the kernel, shared by reference by the
+ * queues that hold its Pages frame: each RAW subscriber's frame keeps a
+ * reference instead of a copy. The page lies where it was read (a slot of
+ * the daemon's page ring) until the reader needs that place for a new page
+ * while a queue still holds the handle (refs > 1): the handle then gets a
+ * private copy first (rt_page_buf_detach), so a queued page never changes.
  */
 struct rt_page_buf {
 	unsigned int refs;
-	/* Aligned as malloc's would be: the page header is read in place. */
-	_Alignas(16) uint8_t data[];
+	unsigned int len;		/* bytes of the page at data */
+	uint8_t *data;			/* aligned as malloc's: the page header is read in place */
+	bool own;			/* data is the handle's own copy, freed with it */
 };
 
-/* A buffer of size bytes with one reference (the caller's); NULL without memory. */
+/* A handle with a buffer of its own of size bytes, one reference (the caller's); NULL without memory. */
 struct rt_page_buf *rt_page_buf_new(size_t size);
+/* A handle on data someone else keeps (a ring slot), one reference; NULL without memory. */
+struct rt_page_buf *rt_page_buf_wrap(uint8_t *data);
+/* The handle's len bytes copied into a buffer of its own: 0, or -ENOMEM (data unchanged). */
+int rt_page_buf_detach(struct rt_page_buf *page);
 void rt_page_buf_put(struct rt_page_buf *page);
 
 struct rt_subscriber {

@@ -22,6 +22,7 @@
 #include "legacy.h"
 #include "log.h"
 #include "filter.h"
+#include "ring_conn.h"
 #include "select.h"
 #include "selection.h"
 #include "tls.h"
@@ -59,6 +60,7 @@ struct rt_conn *conn_new(struct rt_server *srv, int fd)
 	}
 	c->srv = srv;
 	c->fd = fd;
+	c->pass_fd = -1;
 	snprintf(c->name, sizeof(c->name), "unnamed");
 	rt_wire_reader_init(&c->reader, CLIENT_MAX_FRAME);
 	return c;
@@ -100,7 +102,8 @@ static void reselect(struct rt_server *srv)
 		subs[n++] = (struct selection_sub){
 			.sub = &c->out.sub,
 			.filter = c->filter_text,
-			.raw = c->out.encoding == RINGTAP__ENCODING__RAW,
+			/* A ring reader's selection applies in its library, after the kernel's. */
+			.raw = c->out.encoding == RINGTAP__ENCODING__RAW && !c->ring,
 			.streaming = c->state == CONN_STREAMING,
 		};
 	selection_apply(srv->session, srv->layout, subs, subs ? n : srv->n_conns,
@@ -137,6 +140,7 @@ void conn_free(struct rt_conn *c)
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
+	ring_conn_free(c);
 	free(c);
 	reselect(srv);
 	/*
@@ -276,7 +280,7 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 		ret = rt_select_filter(sub->filter, events, n, &c->out.filter, why);
 	if (!ret && c->out.filter && !(c->filter_text = strdup(sub->filter)))
 		ret = -ENOMEM;
-	if (!ret && c->out.encoding == RINGTAP__ENCODING__DECODED)
+	if (!ret && (c->out.encoding == RINGTAP__ENCODING__DECODED || c->ring))
 		ret = rt_select_fields(sub->fields, sub->n_fields, events, n, &c->out.only, why);
 	if (!ret && rt_subscriber_select_cpus(&c->out.sub, sub->cpus, sub->n_cpus)) {
 		int ncpus = rt_session_ncpus(srv->session);
@@ -406,20 +410,23 @@ static void refuse_subscription(struct rt_conn *c, int err, const struct rt_why 
 static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, struct rt_why *why)
 {
 	Ringtap__Encoding enc = c->out.encoding;
+	/* A ring reader decodes pages itself: what DECODED may ask, it may ask (its library applies it). */
+	bool decoded = enc == RINGTAP__ENCODING__DECODED || c->ring;
+	bool whole_pages = enc == RINGTAP__ENCODING__RAW && !c->ring;
 
 	/* Unknown, refused as in a Hello; known, it changes nothing: the Hello's layout stays. */
 	if (enc == RINGTAP__ENCODING__FIXED && !fixed_layout_of(sub))
 		return rt_why_set(why, -EINVAL, UNKNOWN_LAYOUT);
-	if (sub->n_fields && enc != RINGTAP__ENCODING__DECODED)
+	if (sub->n_fields && !decoded)
 		return rt_why_set(why, -EINVAL, "fields (a projection) apply to DECODED only");
-	if (sub->has_common_fields && sub->common_fields && enc != RINGTAP__ENCODING__DECODED)
+	if (sub->has_common_fields && sub->common_fields && !decoded)
 		return rt_why_set(why, -EINVAL, "common_fields apply to DECODED only");
 	if (sub->has_host_texts && sub->host_texts && enc != RINGTAP__ENCODING__RAW)
 		return rt_why_set(why, -EINVAL, "host_texts apply to RAW only");
 	/* RAW pages go out whole: nothing in them can be left out for a pid or a filter. */
-	if (sub->n_pids && enc == RINGTAP__ENCODING__RAW)
+	if (sub->n_pids && whole_pages)
 		return rt_why_set(why, -EINVAL, "pids apply to DECODED and FIXED only");
-	if (sub->filter && *sub->filter && enc == RINGTAP__ENCODING__RAW)
+	if (sub->filter && *sub->filter && whole_pages)
 		return rt_why_set(why, -EINVAL, "filter applies to DECODED and FIXED only");
 	if (sub->fixed_layout && enc != RINGTAP__ENCODING__FIXED)
 		return rt_why_set(why, -EINVAL, "fixed_layout applies to FIXED only");
@@ -462,6 +469,18 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	}
 	if (!take_encoding(c, hello, agreed.encoding))
 		return;
+	if (agreed.ring) {
+		const char *no;
+
+		if (!ring_conn_allowed(c, &no)) {
+			refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, no);
+			return;
+		}
+		if (ring_conn_new(c)) {
+			c->dead = "out of memory";
+			return;
+		}
+	}
 	if (conn_count(srv, CONN_STREAMING) >= srv->limits.max_clients) {
 		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
 			 srv->limits.max_clients);
@@ -498,11 +517,16 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		c->dead = "cannot send a Heartbeat";
 		return;
 	}
+	if (c->ring && ring_conn_start(c)) {
+		c->dead = "cannot send the Ring";
+		return;
+	}
 	c->state = CONN_STREAMING;
 	reselect(srv);
-	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u",
+	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
-	       hello->subscription ? hello->subscription->n_events : 0, agreed.version);
+	       hello->subscription ? hello->subscription->n_events : 0, agreed.version,
+	       c->ring ? ", reading the page ring" : "");
 }
 
 static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
@@ -549,6 +573,8 @@ void conn_leave(struct rt_conn *c)
 	c->leaving = false;
 	if (rt_subscriber_flush_losses(&c->out.sub))
 		conn_out_of_memory(c, "for its last loss reports");
+	if (c->ring && !c->said_bye)
+		(void)ring_conn_notify(c, true);
 	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
 		c->said_bye = true;
 	rt_buf_free(&b);

@@ -13,6 +13,8 @@
  *   conn_io.c    what a connection is and its bytes (conn_io.h)
  *   selection.c  what the kernel is asked for all subscriptions (selection.h)
  *   fanout.c     a record or page into one subscriber's queue (fanout.h)
+ *   ring_conn.c  the RING transport: who may map the page ring, the Ring
+ *                frame and its descriptor, RingReady notes (ring_conn.h)
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@
 
 struct rt_acl;
 struct rt_layout;
+struct rt_page_ring;
 struct rt_server_opts;
 struct rt_session;
 struct rt_tls;
@@ -76,6 +79,7 @@ struct rt_server {
 	struct rt_layout *layout;
 	struct rt_host_id id;
 	struct fanout fan;		/* the ways records are encoded, shared by connections */
+	struct rt_page_ring *ring;	/* what RING readers map (the pump's); NULL: none */
 	void (*latency_changed)(void *userdata);
 	bool (*pass_wanted)(void *userdata);
 	void *userdata;

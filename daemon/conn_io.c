@@ -45,13 +45,46 @@ static ssize_t conn_write_queue(struct rt_conn *c)
 {
 	struct iovec iov[PIECES_PER_WRITE];
 	struct msghdr msg = { .msg_iov = iov };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control;
 	ssize_t n;
 
 	msg.msg_iovlen = rt_subscriber_peekv(&c->out.sub, iov, c->tls ? 1 : PIECES_PER_WRITE);
 	if (c->tls)
 		return rt_tls_write(c->tls, iov[0].iov_base, iov[0].iov_len);
+	if (c->pass_fd >= 0 && c->pass_fd_at) {
+		/* Up to the byte the descriptor goes with: a stream keeps it with the send that starts there. */
+		size_t left = c->pass_fd_at;
+
+		for (size_t i = 0; i < msg.msg_iovlen; i++) {
+			if (iov[i].iov_len >= left) {
+				iov[i].iov_len = left;
+				msg.msg_iovlen = i + 1;
+				break;
+			}
+			left -= iov[i].iov_len;
+		}
+	} else if (c->pass_fd >= 0) {
+		struct cmsghdr *cm;
+
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &c->pass_fd, sizeof(int));
+	}
 	n = sendmsg(c->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
-	return n >= 0 ? n : (errno == EAGAIN || errno == EINTR) ? -EAGAIN : -errno;
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -EAGAIN : -errno;
+	if (c->pass_fd >= 0 && !c->pass_fd_at)
+		c->pass_fd = -1;	/* it went with the first byte written */
+	else if (c->pass_fd >= 0)
+		c->pass_fd_at -= (size_t)n;
+	return n;
 }
 
 const char *conn_error(struct rt_conn *c, ssize_t err)

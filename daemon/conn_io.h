@@ -15,6 +15,7 @@
 #include "fanout.h"
 #include "wire.h"
 
+struct ring_reader;
 struct rt_server;
 struct rt_tls_conn;
 
@@ -59,6 +60,14 @@ struct rt_conn {
 	unsigned int leave_passes;	/* passes since the Bye that left pages behind */
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
+	struct ring_reader *ring;	/* the RING transport (ring_conn.h); NULL: pages on the socket */
+	/*
+	 * A descriptor (not ours to close) passed with the byte pass_fd_at
+	 * queued bytes on (SCM_RIGHTS); -1: none. A write stops before that
+	 * byte, and the next one starts with it and carries the descriptor.
+	 */
+	int pass_fd;
+	size_t pass_fd_at;
 	size_t early_write_at;	/* queued bytes before a pass writes again (rt_server_end_page) */
 };
 

@@ -11,6 +11,7 @@
 #include <tracefs/tracefs.h>
 
 #include "cpu_reader.h"
+#include "page_ring.h"
 #include "subscriber.h"
 #include "tracefs.h"
 
@@ -32,7 +33,7 @@ int rt_cpu_online(int cpu)
 }
 
 int rt_cpu_reader_open(struct rt_cpu_reader *r, struct rt_session *s, int cpu,
-		       unsigned int sub_buffer_size)
+		       struct rt_page_ring *ring, unsigned int sub_buffer_size)
 {
 	char path[64];
 	struct statfs st;
@@ -54,12 +55,9 @@ int rt_cpu_reader_open(struct rt_cpu_reader *r, struct rt_session *s, int cpu,
 		return -errno;
 	}
 	r->is_file = st.f_type != TRACEFS_MAGIC && st.f_type != DEBUGFS_MAGIC;
-	r->buf_size = sub_buffer_size;
-	r->buf = rt_page_buf_new(r->buf_size);
-	r->tcpu = r->buf ? tracefs_cpu_alloc_fd(fd, (int)sub_buffer_size, true) : NULL;
+	r->ring = ring;
+	r->tcpu = tracefs_cpu_alloc_fd(fd, (int)sub_buffer_size, true);
 	if (!r->tcpu) {
-		rt_page_buf_put(r->buf);
-		r->buf = NULL;
 		close(fd);
 		return -ENOMEM;
 	}
@@ -74,8 +72,6 @@ void rt_cpu_reader_close(struct rt_cpu_reader *r)
 		close(r->fd);
 	}
 	r->tcpu = NULL;
-	rt_page_buf_put(r->buf);
-	r->buf = NULL;
 }
 
 int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page_fn fn,
@@ -84,19 +80,23 @@ int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page
 	int n = 0;
 
 	while (!r->eof && (!max_pages || (unsigned int)n < max_pages)) {
-		int len, ret;
+		struct rt_page_buf *page = rt_page_ring_begin(r->ring, (unsigned int)r->cpu);
+		int len, ret, err;
 
-		r->out_of_memory = !r->buf && !(r->buf = rt_page_buf_new(r->buf_size));
-		if (r->out_of_memory)
+		r->out_of_memory = !page;
+		if (!page)
 			break;
 		errno = 0;
-		len = tracefs_cpu_read(r->tcpu, r->buf->data, true);
+		len = tracefs_cpu_read(r->tcpu, page->data, true);
+		err = errno;
+		if (len <= 0)
+			rt_page_ring_abort(r->ring, (unsigned int)r->cpu);
 		if (len < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (err == EAGAIN || err == EWOULDBLOCK)
 				break;
-			if (errno == EINTR)
+			if (err == EINTR)
 				continue;
-			return errno ? -errno : -EIO;
+			return err ? -err : -EIO;
 		}
 		if (len == 0) {
 			r->eof = r->is_file;
@@ -105,12 +105,8 @@ int rt_cpu_reader_drain(struct rt_cpu_reader *r, unsigned int max_pages, rt_page
 		r->pages++;
 		r->bytes += (unsigned int)len;
 		n++;
-		ret = fn(r->cpu, r->buf, (unsigned int)len, ctx);
-		/* Queued by reference: the next page goes into a buffer of its own. */
-		if (r->buf->refs > 1) {
-			rt_page_buf_put(r->buf);
-			r->buf = NULL;
-		}
+		page->len = (unsigned int)len;
+		ret = fn(r->cpu, page, (unsigned int)len, ctx);
 		if (ret)
 			return ret;
 	}

@@ -171,9 +171,8 @@ int fanout_record(struct fanout *f, struct fanout_sub *t, const struct rt_record
  * instance: those anyone enabled, and ftrace's own (a trace_marker write is
  * ftrace:print, never switched on or off). Every format the layout knows
  * goes out, once, before a page: also those enabled since its last page.
- * false when one could not be queued: the page must not go before it.
  */
-static bool raw_schemas_sent(const struct fanout *f, struct fanout_sub *t)
+bool fanout_raw_schemas(const struct fanout *f, struct fanout_sub *t)
 {
 	int n = tep_get_events_count(f->layout->tep);
 
@@ -198,7 +197,7 @@ int fanout_page(const struct fanout *f, struct fanout_sub *t, struct fanout_page
 	if (!p->frame.len && !p->framed)
 		p->framed = rt_encode_pages_parts(p->cpu, p->page->data, p->len, p->records,
 						  &p->frame) ?: 1;
-	if (p->framed < 0 || !raw_schemas_sent(f, t)) {
+	if (p->framed < 0 || !fanout_raw_schemas(f, t)) {
 		rt_subscriber_drop_span(&t->sub, p->cpu, p->records, p->first_ts, p->last_ts);
 		return -ENOMEM;
 	}

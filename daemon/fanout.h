@@ -94,5 +94,12 @@ static inline void fanout_next_record(struct fanout *f)
 int fanout_record(struct fanout *f, struct fanout_sub *t, const struct rt_record *rec,
 		  int32_t pid, const char **what);
 
+/*
+ * Every format the layout knows that RAW t was not sent yet, queued (pages
+ * may hold any event the instance records); false when one could not be
+ * queued: no page may go before it.
+ */
+bool fanout_raw_schemas(const struct fanout *f, struct fanout_sub *t);
+
 /* The page into a RAW t's queue when it selected the CPU; 0 or -ENOMEM (counted). */
 int fanout_page(const struct fanout *f, struct fanout_sub *t, struct fanout_page *p);

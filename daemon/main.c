@@ -155,7 +155,7 @@ static int enable_events(struct ringtapd *d)
 static int start_pump(struct ringtapd *d)
 {
 	struct rt_why why = { "" };
-	int ret = rt_pump_new(&d->pump, d->session, d->layout, &why);
+	int ret = rt_pump_new(&d->pump, d->session, d->layout, d->cfg.num[RT_CONF_RING_PAGES], &why);
 
 	if (ret)
 		rt_log(LOG_ERR, "%s: %s", why.text, strerror(-ret));
@@ -213,6 +213,8 @@ static int run(struct ringtapd *d)
 	if (!d->to_stdout && (ret = rt_server_new(&d->server, d->loop, &d->server_opts,
 						  d->session, d->layout)))
 		return ret;
+	if (d->server)
+		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	if ((ret = start_nats(d)))
 		return ret;
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){

@@ -8,11 +8,13 @@
 
 #include <trace-seq.h>
 
+#include "config.h"
 #include "cpu_reader.h"
 #include "decode.h"
 #include "layout.h"
 #include "log.h"
 #include "nats.h"
+#include "page_ring.h"
 #include "pump.h"
 #include "server.h"
 #include "subscriber.h"
@@ -25,6 +27,8 @@ struct cpu_account {
 	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
 	unsigned long long malformed_pages;
 	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
+	/* What the ring's slots say: exact kernel losses, and those without a count. */
+	uint64_t ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
 	bool said_out_of_memory;	/* its reader found no page buffer: logged once */
 };
@@ -34,6 +38,7 @@ struct rt_pump {
 	const struct rt_layout *layout;
 	struct rt_decoder *decoder;
 	struct rt_cpu_reader *readers;
+	struct rt_page_ring *ring;
 	struct cpu_account *acct;
 	bool *offline;			/* per CPU, as last seen */
 	int ncpus;
@@ -43,8 +48,23 @@ struct rt_pump {
 	struct trace_seq line;
 };
 
+/* ring_pages = 0: a few times the kernel's buffer, in sub-buffers (of data: the header is not counted). */
+static unsigned int ring_slots(const struct rt_session *session, const struct rt_layout *layout,
+			       unsigned long ring_pages)
+{
+	uint64_t pages = RT_CONFIG_RING_PAGES_UNKNOWN;
+
+	if (ring_pages)
+		return (unsigned int)ring_pages;
+	if (rt_session_buffer_kb(session) && layout->page_data.size)
+		pages = ((uint64_t)rt_session_buffer_kb(session) * 1024 + layout->page_data.size - 1) /
+			layout->page_data.size * RT_CONFIG_RING_BUFFERS;
+	return pages > rt_config_key_max(RT_CONF_RING_PAGES) ?
+	       (unsigned int)rt_config_key_max(RT_CONF_RING_PAGES) : (unsigned int)pages;
+}
+
 int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
-		struct rt_why *why)
+		unsigned long ring_pages, struct rt_why *why)
 {
 	struct rt_pump *p = calloc(1, sizeof(*p));
 	int ret;
@@ -71,9 +91,14 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 		rt_why_set(why, ret, "preparing the page decoder");
 		goto fail;
 	}
+	ret = rt_page_ring_new(&p->ring, (unsigned int)p->ncpus,
+			       ring_slots(session, layout, ring_pages), layout->sub_buffer_size, why);
+	if (ret)
+		goto fail;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		p->offline[cpu] = rt_cpu_online(cpu) == 0;
-		ret = rt_cpu_reader_open(&p->readers[cpu], session, cpu, layout->sub_buffer_size);
+		ret = rt_cpu_reader_open(&p->readers[cpu], session, cpu, p->ring,
+					 layout->sub_buffer_size);
 		if (ret) {
 			rt_why_set(why, ret, "opening cpu%d's trace_pipe_raw", cpu);
 			goto fail;
@@ -93,6 +118,7 @@ void rt_pump_free(struct rt_pump *p)
 	for (int cpu = 0; p->readers && cpu < p->ncpus; cpu++)
 		rt_cpu_reader_close(&p->readers[cpu]);
 	free(p->readers);
+	rt_page_ring_free(p->ring);
 	free(p->acct);
 	free(p->offline);
 	rt_decoder_free(p->decoder);
@@ -103,6 +129,11 @@ void rt_pump_free(struct rt_pump *p)
 void rt_pump_set_sinks(struct rt_pump *p, const struct rt_pump_sinks *sinks)
 {
 	p->to = *sinks;
+}
+
+struct rt_page_ring *rt_pump_ring(const struct rt_pump *p)
+{
+	return p->ring;
 }
 
 static int on_record(const struct rt_record *rec, void *ctx)
@@ -178,6 +209,8 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	struct rt_pump *p = ctx;
 	struct cpu_account *a = &p->acct[cpu];
 	struct rt_page_result res;
+	struct rt_ring_page_info info = { .len = len };
+	uint64_t records_before = a->records;
 	bool walk = p->to.text || p->to.nats ||
 		    (p->to.server && rt_server_wants_records(p->to.server));
 	int ret;
@@ -201,12 +234,30 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		if (!res.missed_exact)
 			a->missed_pages_inexact++;
 		a->kernel_lost += count;
+		if (exact)
+			a->ring_lost += count;
+		else
+			a->ring_inexact++;
 		if (count)
 			kernel_loss(p, cpu, count, exact, res.timestamp);
 		if (p->to.text && count)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
 				cpu, count, res.timestamp);
 	}
+	/* The slot is whole before anyone is told of it: ring readers read it on their own. */
+	if (ret == -EBADMSG) {
+		info.flags = RT_RING_MALFORMED;
+	} else {
+		info.records = res.records;
+		info.first_ts = res.first_timestamp;
+		info.last_ts = res.last_timestamp;
+	}
+	info.events_before = records_before + a->ring_lost;
+	info.kernel_lost = a->ring_lost;
+	info.kernel_inexact = a->ring_inexact;
+	/* Those before it: this one, counted above, is its flag. */
+	info.malformed = a->malformed_pages - (ret == -EBADMSG);
+	rt_page_ring_commit(p->ring, (unsigned int)cpu, &info);
 	if (p->to.server) {
 		if (ret != -EBADMSG)
 			rt_server_page(p->to.server, (unsigned int)cpu, buf, len, res.records,
@@ -422,6 +473,10 @@ out:
 
 void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 {
+	/* Each is a page a slow socket subscriber still held when the ring came round to it. */
+	rt_log(LOG_INFO, "page ring: %u slots per CPU, %zu bytes; %" PRIu64 " page(s) copied out of "
+	       "a slot for a subscriber's queue", p->ring->ring.head.slots, p->ring->ring.size,
+	       p->ring->copies);
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
 		const struct cpu_account *a = &p->acct[cpu];
 		struct rt_cpu_stats st = { 0 };

@@ -4,9 +4,10 @@
  * pump: pages from every CPU's trace_pipe_raw through the decoder to where
  * they go: the server's subscribers, NATS, or text lines on stdout.
  *
- * Owns the per-CPU readers, the decoder, each CPU's accounting (records,
- * events the kernel lost, malformed pages) and the watch on CPUs going
- * offline. The loop (loop.c) decides when it runs; a pass takes at most
+ * Owns the page ring (page_ring.h) its per-CPU readers read into, the
+ * decoder, each CPU's accounting (records, events the kernel lost,
+ * malformed pages), which each page's slot carries, and the watch on CPUs
+ * going offline. The loop (loop.c) decides when it runs; a pass takes at most
  * max_pages pages from a CPU so a busy one cannot starve the others. Logs
  * what it skips (a malformed page, a CPU's change), once each.
  */
@@ -18,6 +19,7 @@
 
 struct rt_layout;
 struct rt_nats;
+struct rt_page_ring;
 struct rt_pump;
 struct rt_server;
 struct rt_session;
@@ -36,11 +38,16 @@ struct rt_pump_totals {
 	uint64_t malformed_pages;	/* skipped whole: their records' number is unknown */
 };
 
-/* One reader per CPU of the session; -errno with why. */
+/*
+ * One reader per CPU of the session, and a ring of ring_pages slots per CPU
+ * (0: RT_CONFIG_RING_BUFFERS times the kernel's buffer); -errno with why.
+ */
 int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
-		struct rt_why *why);
+		unsigned long ring_pages, struct rt_why *why);
 void rt_pump_free(struct rt_pump *pump);
 void rt_pump_set_sinks(struct rt_pump *pump, const struct rt_pump_sinks *sinks);
+/* The ring every page is read into (what RING readers map). */
+struct rt_page_ring *rt_pump_ring(const struct rt_pump *pump);
 
 /* One pass over every CPU: the pages read, or -errno (logged). max_pages 0: to the end. */
 int rt_pump_drain(struct rt_pump *pump, unsigned int max_pages);

@@ -15,6 +15,7 @@
 #include "conn.h"
 #include "fanout.h"
 #include "listener.h"
+#include "ring_conn.h"
 #include "log.h"
 #include "server.h"
 #include "tracefs.h"
@@ -121,6 +122,11 @@ void rt_server_free(struct rt_server *srv)
 	free(srv);
 }
 
+void rt_server_set_ring(struct rt_server *srv, struct rt_page_ring *ring)
+{
+	srv->ring = ring;
+}
+
 void rt_server_set_limits(struct rt_server *srv, const struct rt_server_limits *limits)
 {
 	srv->limits = *limits;
@@ -194,7 +200,8 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf 
 	};
 
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
-		if (c->state != CONN_STREAMING)
+		/* A ring reader takes the page from the ring itself. */
+		if (c->state != CONN_STREAMING || c->ring)
 			continue;
 		if (fanout_page(&srv->fan, &c->out, &p))
 			conn_out_of_memory(c, "for a page");
@@ -206,8 +213,9 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf 
 void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
 			   uint64_t after_ts, uint64_t before_ts)
 {
+	/* A ring reader finds its losses in the ring's slots. */
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		if (c->state == CONN_STREAMING)
+		if (c->state == CONN_STREAMING && !c->ring)
 			rt_subscriber_kernel_loss(&c->out.sub, cpu, count, exact, after_ts, before_ts);
 }
 
@@ -220,7 +228,7 @@ void rt_server_end_page(struct rt_server *srv)
 		size_t limit = rt_subscriber_queue_limit(sub), queued;
 
 		next = c->next;
-		if (c->state != CONN_STREAMING)
+		if (c->state != CONN_STREAMING || c->ring)
 			continue;
 		/* A batch that cannot be queued is counted lost by the subscriber. */
 		if (rt_subscriber_end_page(sub))
@@ -270,6 +278,8 @@ void rt_server_flush(struct rt_server *srv)
 		uint32_t events;
 
 		next = c->next;
+		if (c->ring && c->state == CONN_STREAMING && !ring_conn_notify(c, false))
+			continue;
 		if (!c->write_due)
 			continue;
 		c->write_due = false;
@@ -289,7 +299,8 @@ void rt_server_pass_done(struct rt_server *srv, bool read_all, unsigned int max_
 void rt_server_abandon(struct rt_server *srv)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
-		if (!rt_subscriber_queued_any(&c->out.sub))
+		/* A ring reader's queue holds no data; its Ring frame must not go. */
+		if (!rt_subscriber_queued_any(&c->out.sub) || c->ring)
 			continue;
 		if (rt_subscriber_abandon(&c->out.sub))
 			conn_out_of_memory(c, "for its loss reports");
@@ -308,6 +319,9 @@ void rt_server_say_bye(struct rt_server *srv)
 
 		if (c->state != CONN_STREAMING || c->said_bye)
 			continue;
+		/* The pages read last, told before the end. */
+		if (c->ring)
+			(void)ring_conn_notify(c, true);
 		if (rt_encode_bye_frame(&b) || conn_push(c, &b))
 			rt_buf_free(&b);
 		else

@@ -22,6 +22,7 @@
 #include "server-opts.h"
 
 struct rt_page_buf;
+struct rt_page_ring;
 struct rt_session;
 struct rt_layout;
 struct rt_server;
@@ -29,6 +30,8 @@ struct rt_server;
 int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server_opts *opts,
 		  struct rt_session *session, struct rt_layout *layout);
 void rt_server_free(struct rt_server *server);
+/* The page ring RING readers map (the pump's, which outlives the server). */
+void rt_server_set_ring(struct rt_server *server, struct rt_page_ring *ring);
 
 void rt_server_record(struct rt_server *server, const struct rt_record *record);
 void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,

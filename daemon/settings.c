@@ -68,6 +68,8 @@ static void usage(FILE *f)
 	"      --drain-ms=MS       the drain timer's period itself (default: 3/4 of\n"
 	"                          the shortest latency bound in force)\n"
 	"      --max-pages=N       pages taken from one CPU per pass (default %lu)\n"
+	"      --ring-pages=N      slots per CPU of the page ring (default %lu: %d times\n"
+	"                          the kernel's buffer)\n"
 	"  -h, --help              this text\n"
 	"  -V, --version           version\n",
 	rt_config_default_str(RT_CONF_SOCKET), rt_config_default_str(RT_CONF_GROUP),
@@ -80,7 +82,8 @@ static void usage(FILE *f)
 	rt_config_default_num(RT_CONF_TRACE_SELF),
 	rt_config_default_num(RT_CONF_KERNEL_SELECTION),
 	rt_config_default_num(RT_CONF_MAX_LATENCY_MS),
-	rt_config_default_num(RT_CONF_WAKE_PERCENT), rt_config_default_num(RT_CONF_MAX_PAGES));
+	rt_config_default_num(RT_CONF_WAKE_PERCENT), rt_config_default_num(RT_CONF_MAX_PAGES),
+	rt_config_default_num(RT_CONF_RING_PAGES), RT_CONFIG_RING_BUFFERS);
 }
 
 int ringtapd_split_list(const char *csv, char ***out)
@@ -136,6 +139,7 @@ static const struct option longopts[] = {
 	{ "max-latency-ms", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "wake-percent", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "max-pages", required_argument, NULL, OPT_CONFIG_KEY },
+	{ "ring-pages", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "status-sec", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "listen-tcp", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "tls-cert", required_argument, NULL, OPT_CONFIG_KEY },

@@ -34,6 +34,57 @@ static int shake(uint32_t lo, uint32_t hi, Ringtap__Encoding *enc, size_t n_enc,
 	return ret;
 }
 
+/* A Hello asking for a transport, to a daemon of versions 1 and 2 that sends DECODED and RAW. */
+static int shake_transport(uint32_t hi, Ringtap__Encoding *enc, size_t n_enc, bool has,
+			   Ringtap__Transport transport, struct rt_agreement *out,
+			   Ringtap__RefusalReason *reason)
+{
+	static const Ringtap__Encoding sends[] = { RINGTAP__ENCODING__DECODED,
+						   RINGTAP__ENCODING__RAW };
+	static const struct rt_offer offer2 = { 1, 2, sends, 2, 4 };
+	Ringtap__Hello h = RINGTAP__HELLO__INIT;
+	struct rt_why why = { "" };
+	int ret;
+
+	h.min_version = 1;
+	h.max_version = hi;
+	h.encodings = enc;
+	h.n_encodings = n_enc;
+	h.has_transport = has;
+	h.transport = transport;
+	ret = rt_handshake(&h, &offer2, out, reason, &why);
+	last = why;
+	return ret;
+}
+
+/*
+ * RING needs version 2 and RAW (picked whatever the order asked); a version
+ * 1 client is served as before, and SOCKET or no transport is the socket.
+ */
+static void test_transport(void)
+{
+	Ringtap__Encoding decoded_raw[] = { RINGTAP__ENCODING__DECODED, RINGTAP__ENCODING__RAW };
+	Ringtap__Encoding decoded[] = { RINGTAP__ENCODING__DECODED };
+	struct rt_agreement a;
+	Ringtap__RefusalReason r;
+
+	CHECK_EQ(shake_transport(2, decoded_raw, 2, true, RINGTAP__TRANSPORT__RING, &a, &r), 0);
+	CHECK_EQ(a.version, 2);
+	CHECK(a.ring);
+	CHECK_EQ(a.encoding, RINGTAP__ENCODING__RAW);
+	CHECK_EQ(shake_transport(1, decoded_raw, 2, true, RINGTAP__TRANSPORT__RING, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_COMMON_VERSION);
+	CHECK_STR(last.text, "the RING transport needs protocol version 2");
+	CHECK_EQ(shake_transport(2, decoded, 1, true, RINGTAP__TRANSPORT__RING, &a, &r), -EPROTO);
+	CHECK_EQ(r, RINGTAP__REFUSAL_REASON__NO_ACCEPTABLE_ENCODING);
+	CHECK_STR(last.text, "the RING transport takes RAW pages only");
+	/* Version 1 clients: what they had, version 1, the socket. */
+	CHECK_EQ(shake_transport(1, decoded_raw, 2, false, 0, &a, &r), 0);
+	CHECK(a.version == 1 && !a.ring && a.encoding == RINGTAP__ENCODING__DECODED);
+	CHECK_EQ(shake_transport(2, decoded_raw, 2, true, RINGTAP__TRANSPORT__SOCKET, &a, &r), 0);
+	CHECK(a.version == 2 && !a.ring && a.encoding == RINGTAP__ENCODING__DECODED);
+}
+
 int main(int argc, char **argv)
 {
 	Ringtap__Encoding decoded[] = { RINGTAP__ENCODING__DECODED };
@@ -89,5 +140,6 @@ int main(int argc, char **argv)
 	sub.events = empty;
 	CHECK_EQ(rt_subscription_check(&sub, 4, &why), -EPROTO);
 	CHECK_STR(why.text, "an empty event name");
+	test_transport();
 	return check_exit("test-handshake");
 }
