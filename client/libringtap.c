@@ -62,6 +62,9 @@ struct ringtap_client {
 	size_t ring_size;
 	struct rt_buf ring_buf;		/* a frame made for the tap, a record packed */
 	Ringtap__Record *ring_record;	/* views off: the last record, unpacked */
+	/* Frames with events that came before the Ring frame: handed out first. */
+	Ringtap__Frame **early;
+	size_t n_early, early_next;
 };
 
 /*
@@ -394,6 +397,11 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 
 	if (ret)
 		return ret;
+	if (c->early_next < c->n_early) {
+		ret = rt_consumer_take(&c->cons, c->early[c->early_next++], ev);
+		if (ret)
+			return ret;
+	}
 	/* The pages announced so far are read before the next note, Bye included. */
 	if (c->ring && (ret = ring_next(c, ev)))
 		return ret;
@@ -572,6 +580,9 @@ void ringtap_close(struct ringtap_client *c)
 	if (c->ring_record)
 		ringtap__record__free_unpacked(c->ring_record, NULL);
 	rt_buf_free(&c->ring_buf);
+	for (size_t i = c->early_next; i < c->n_early; i++)
+		ringtap__frame__free_unpacked(c->early[i], NULL);
+	free(c->early);
 	free(c->scratch);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
@@ -816,6 +827,19 @@ static void tap_welcome(struct ringtap_client *c)
 	w->encoding = RINGTAP__ENCODING__RAW;
 }
 
+static int keep_early(struct ringtap_client *c, Ringtap__Frame *f)
+{
+	Ringtap__Frame **grown = realloc(c->early, (c->n_early + 1) * sizeof(*grown));
+
+	if (!grown) {
+		ringtap__frame__free_unpacked(f, NULL);
+		return -ENOMEM;
+	}
+	c->early = grown;
+	c->early[c->n_early++] = f;
+	return 0;
+}
+
 /*
  * After a RING Welcome: the Schemas that come first, then the Ring frame
  * and its descriptor. 0 with the ring attached, or -errno with err.
@@ -861,10 +885,18 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 				return set_err(err, ret, "%s", c->cons.errtext);
 			break;
 		case RINGTAP__FRAME__MSG_HOST_TEXTS:
-		case RINGTAP__FRAME__MSG_HEARTBEAT:
 			if (c->tap)
 				tap_frame(c);
 			ringtap__frame__free_unpacked(f, NULL);
+			break;
+		case RINGTAP__FRAME__MSG_HEARTBEAT:
+		case RINGTAP__FRAME__MSG_CPU_STATE:
+			/* Events for ringtap_next(), as on the socket. */
+			if (c->tap)
+				tap_frame(c);
+			ret = keep_early(c, f);
+			if (ret)
+				return set_err(err, ret, "out of memory");
 			break;
 		default:
 			ret = set_err(err, -EPROTO, "ringtapd sent a %s frame before the Ring frame",

@@ -1592,6 +1592,7 @@ static void test_ring(const char *fixtures)
 	Ringtap__Ring ring_msg = RINGTAP__RING__INIT;
 	Ringtap__RingReady note = RINGTAP__RING_READY__INIT;
 	Ringtap__Bye bye = RINGTAP__BYE__INIT;
+	Ringtap__Heartbeat hb = RINGTAP__HEARTBEAT__INIT;
 	Ringtap__Frame f = RINGTAP__FRAME__INIT, *schema_frame = NULL;
 	struct ringtap_connect_error err;
 	struct rt_ring_geometry g;
@@ -1667,6 +1668,11 @@ static void test_ring(const char *fixtures)
 		free(pages);
 		written[cpu] = rt_ring_written(&ring, cpu);
 	}
+	/* A Heartbeat before the Ring frame, as ringtapd sends one at once: an event all the same. */
+	hb.trace_clock_ns = 12345;
+	f.msg_case = RINGTAP__FRAME__MSG_HEARTBEAT;
+	f.heartbeat = &hb;
+	add_frame(&fk.script, &f);
 	fk.pass_at = fk.script.len;
 	fk.pass_fd = fd;
 	ring_msg.size = size;
@@ -1695,6 +1701,9 @@ static void test_ring(const char *fixtures)
 	CHECK(c && ringtap_uses_ring(c));
 	if (c) {
 		ringtap_set_record_views(c, true);
+		CHECK_EQ(ringtap_next(c, &ev, 1000), 1);
+		CHECK_EQ(ev.kind, RINGTAP_HEARTBEAT);
+		CHECK(ev.heartbeat && ev.heartbeat->trace_clock_ns == 12345);
 		while (ringtap_next(c, &ev, 1000) == 1 && ev.kind != RINGTAP_END) {
 			int n;
 
