@@ -163,7 +163,8 @@ void ringtap_close(struct ringtap_client *c);
  * Replaces the subscription mid-stream (events, CPUs, pids, filter of opts;
  * the encoding stays). Records already queued for the old one still come.
  * 0 or -errno; a subscription the daemon cannot serve ends the stream with
- * an Error frame.
+ * an Error frame. -EOPNOTSUPP for a DECODED client on the ring, which
+ * applies the subscription of its Hello (connect again for another).
  */
 int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *opts);
 
