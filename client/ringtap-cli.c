@@ -2,7 +2,8 @@
 /*
  * ringtap: the command line client. "stream" prints records from ringtapd
  * as the daemon's --stdout text or as JSON lines; "info" prints what the
- * daemon's Welcome says about the host and the kernel's ring buffer.
+ * daemon's Welcome says about the host and the kernel's ring buffer; the
+ * other commands are dispatched to their own files.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include "reconnect.h"
 #include "record.h"
 #include "ringtap.h"
+#include "status.h"
 #include "util.h"
 
 #define CLIENT_NAME "ringtap " RINGTAP_VERSION
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 	      "  info      print the host, clock and ring buffer layout the daemon reports\n"
 	      "  record    write the daemon's raw stream (pages and formats) to a file\n"
 	      "  collect   record many daemons over TCP, a file per host; with --nats URL,\n"
-	      "            what they publish to NATS JetStream\n\n"
+	      "            what they publish to NATS JetStream\n"
+	      "  status    print the daemon's counters (a table, Prometheus or OpenMetrics)\n\n"
 	      "  -h, --help       this text; COMMAND --help for a command's options\n"
 	      "  -V, --version    version\n",
 	      f);
@@ -691,6 +694,8 @@ int main(int argc, char **argv)
 		return cmd_stream(argc - 1, argv + 1);
 	if (!strcmp(cmd, "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(cmd, "status"))
+		return rt_status_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(cmd, "collect") && wants_nats(argc, argv))

@@ -357,6 +357,15 @@ int rt_encode_ring_ready_frame(const Ringtap__RingReady *ready, struct rt_buf *o
 	return put_frame(&frame, out);
 }
 
+int rt_encode_status_frame(const Ringtap__Status *st, struct rt_buf *out)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
+
+	frame.msg_case = RINGTAP__FRAME__MSG_STATUS;
+	frame.status = (Ringtap__Status *)st;
+	return put_frame(&frame, out);
+}
+
 int rt_encode_refusal_frame(Ringtap__RefusalReason reason, const char *text, struct rt_buf *out)
 {
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;

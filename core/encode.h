@@ -167,6 +167,8 @@ struct rt_published_head {
 /* A Published message (not delimited: NATS frames it) around msg, a packed kind. */
 int rt_encode_published(const struct rt_published_head *h, Ringtap__Published__MsgCase kind,
 			const uint8_t *msg, size_t len, struct rt_buf *out);
+/* The answer to a Hello that asked for the daemon's counters. */
+int rt_encode_status_frame(const Ringtap__Status *st, struct rt_buf *out);
 int rt_encode_cpu_state_frame(unsigned int cpu, bool online, struct rt_buf *out);
 /* The RING transport's frames, their messages filled by the caller. */
 int rt_encode_ring_frame(const Ringtap__Ring *ring, struct rt_buf *out);

@@ -59,6 +59,7 @@ struct rt_conn *conn_new(struct rt_server *srv, int fd)
 		return NULL;
 	}
 	c->srv = srv;
+	c->id = ++srv->next_id;
 	c->fd = fd;
 	c->pass_fd = -1;
 	snprintf(c->name, sizeof(c->name), "unnamed");
@@ -155,6 +156,11 @@ void conn_close(struct rt_conn *c, const char *why)
 {
 	char unsent[96] = "";
 
+	/* A scrape every few seconds would fill the journal. */
+	if (c->status) {
+		conn_free(c);
+		return;
+	}
 	/* Queued, never written: the client is gone before it could be told. */
 	if (c->out.sub.queued_records)
 		snprintf(unsent, sizeof(unsent), ", %llu queued and never sent",
@@ -232,6 +238,7 @@ static void refuse(struct rt_conn *c, Ringtap__RefusalReason reason, const char 
 	struct rt_buf b = { 0 };
 	char logged[256];
 
+	c->srv->refused++;
 	snprintf(logged, sizeof(logged), "%s", text);
 	printable(logged);
 	rt_log(LOG_NOTICE, "client %s (pid %d uid %u) refused: %s", c->name, (int)c->pid,
@@ -274,6 +281,9 @@ static int subscribe(struct rt_conn *c, const Ringtap__Subscription *sub, struct
 
 	ret = selection_subscribe(srv->session, srv->layout, (const char *const *)sub->events,
 				  sub->n_events, c->allowed, srv->limits.max_events, &events, &n, why);
+	/* RAW pages of a captured tree hold every event it recorded: each one's Schema goes too. */
+	if (!ret && c->out.encoding == RINGTAP__ENCODING__RAW)
+		ret = rt_session_enable_recorded(srv->session, srv->layout, why);
 	for (size_t i = 0; !ret && i < n; i++)
 		ret = rt_subscriber_select_event(&c->out.sub, (unsigned int)events[i]->id);
 	if (!ret)
@@ -433,6 +443,26 @@ static int options_apply(struct rt_conn *c, const Ringtap__Subscription *sub, st
 	return rt_select_latency(sub->has_max_latency_ms, sub->max_latency_ms, &c->latency_ms, why);
 }
 
+/* A Hello that asks for the counters: one Status frame (the daemon's), then the close. */
+static void answer_status(struct rt_conn *c, const Ringtap__Hello *hello)
+{
+	struct rt_server *srv = c->srv;
+	struct rt_buf b = { 0 };
+
+	if (hello->subscription) {
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+		       "a status request takes no subscription");
+		return;
+	}
+	if (!srv->status || srv->status(srv->userdata, &b)) {
+		rt_buf_free(&b);
+		c->dead = "out of memory for its status";
+		return;
+	}
+	c->status = true;
+	conn_finish(c, &b);
+}
+
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
@@ -461,6 +491,11 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, c->tcp ?
 		       "the certificate's common name is not in this daemon's clients file" :
 		       "the peer is neither root nor in the allowed group");
+		return;
+	}
+	/* Who may subscribe may read the counters; nothing else of the Hello matters. */
+	if (hello->has_status && hello->status) {
+		answer_status(c, hello);
 		return;
 	}
 	if (rt_handshake(hello, &offer, &agreed, &reason, &why)) {
@@ -522,6 +557,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	c->state = CONN_STREAMING;
+	srv->accepted++;
 	reselect(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,

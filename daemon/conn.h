@@ -72,6 +72,8 @@ struct rt_server {
 	struct rt_server_limits limits;
 	char warned_peer[72];		/* the peer a flood was logged for, until it is let in */
 	uint64_t dropped_gone;		/* by connections closed since */
+	uint64_t next_id;		/* the last connection's id */
+	uint64_t accepted, refused;	/* Hellos answered with a Welcome, a Refusal */
 	bool stopping;			/* closing every connection: events stay as they are */
 	struct rt_conn *conns;
 	unsigned int n_conns;
@@ -82,6 +84,7 @@ struct rt_server {
 	struct rt_page_ring *ring;	/* what RING readers map (the pump's); NULL: none */
 	void (*latency_changed)(void *userdata);
 	bool (*pass_wanted)(void *userdata);
+	int (*status)(void *userdata, struct rt_buf *frame);
 	void *userdata;
 };
 

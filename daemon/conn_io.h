@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <systemd/sd-event.h>
@@ -27,6 +28,8 @@ enum conn_state { CONN_HELLO, CONN_STREAMING, CONN_CLOSING };
 struct rt_conn {
 	struct rt_server *srv;
 	struct rt_conn *next;
+	uint64_t id;			/* the server's number for it, never reused (ringtap status) */
+	bool status;			/* asked for the counters: comes and goes unlogged */
 	int fd;
 	sd_event_source *io;
 	struct rt_tls_conn *tls;	/* TCP with TLS; NULL on the Unix socket and plain TCP */

@@ -207,6 +207,7 @@ static int run(struct ringtapd *d)
 {
 	int ret;
 
+	ringtapd_status_init(d);
 	if ((ret = start_session(d)) || (ret = enable_events(d)) || (ret = start_pump(d)) ||
 	    (ret = ringtapd_loop_start(d)))
 		return ret;

@@ -47,8 +47,8 @@ int rt_page_ring_new(struct rt_page_ring **out, unsigned int ncpus, unsigned int
 		return rt_why_set(why, -ENOMEM, "out of memory");
 	pr->fd = pr->ro_fd = -1;
 	if (!size) {
-		ret = rt_why_set(why, -EINVAL, "a page ring of %u slots of %u bytes on %u CPUs "
-				 "cannot be made", slots, page_size, ncpus);
+		ret = rt_why_set(why, -EINVAL, "no page ring can be made of %u slot(s) of %u bytes "
+				 "per CPU on %u CPUs (ring_pages)", slots, page_size, ncpus);
 		goto fail;
 	}
 	pr->handles = calloc((size_t)ncpus * slots, sizeof(*pr->handles));

@@ -27,10 +27,14 @@ struct cpu_account {
 	unsigned long long missed_pages_inexact;	/* pages that said "lost some" only */
 	unsigned long long malformed_pages;
 	unsigned long long other_lost;	/* commit overruns and drops, reported at the end */
-	/* What the ring's slots say: exact kernel losses, and those without a count. */
-	uint64_t ring_lost, ring_inexact;
+	/*
+	 * What the ring's slots say: records of whole pages (a malformed page
+	 * the walk had begun counts none there), exact kernel losses, and those
+	 * without a count.
+	 */
+	uint64_t ring_read, ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
-	bool said_out_of_memory;	/* its reader found no page buffer: logged once */
+	bool said_out_of_memory;	/* its reader could not copy a queued page out: logged once */
 };
 
 struct rt_pump {
@@ -210,7 +214,6 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	struct cpu_account *a = &p->acct[cpu];
 	struct rt_page_result res;
 	struct rt_ring_page_info info = { .len = len };
-	uint64_t records_before = a->records;
 	bool walk = p->to.text || p->to.nats ||
 		    (p->to.server && rt_server_wants_records(p->to.server));
 	int ret;
@@ -252,12 +255,13 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		info.first_ts = res.first_timestamp;
 		info.last_ts = res.last_timestamp;
 	}
-	info.events_before = records_before + a->ring_lost;
+	info.events_before = a->ring_read + a->ring_lost;
 	info.kernel_lost = a->ring_lost;
 	info.kernel_inexact = a->ring_inexact;
 	/* Those before it: this one, counted above, is its flag. */
 	info.malformed = a->malformed_pages - (ret == -EBADMSG);
 	rt_page_ring_commit(p->ring, (unsigned int)cpu, &info);
+	a->ring_read += info.records;
 	if (p->to.server) {
 		if (ret != -EBADMSG)
 			rt_server_page(p->to.server, (unsigned int)cpu, buf, len, res.records,
@@ -294,8 +298,9 @@ static int drain_one(struct rt_pump *p, int cpu, unsigned int max_pages)
 	if (n < 0)
 		rt_log(LOG_ERR, "reading cpu%d: %s", cpu, strerror(-n));
 	if (r->out_of_memory && !a->said_out_of_memory)
-		rt_log(LOG_ERR, "cpu%d: out of memory for a page buffer; reading resumes when there "
-		       "is one, and what the kernel overwrites meanwhile is reported lost", cpu);
+		rt_log(LOG_ERR, "cpu%d: out of memory to copy a queued page out of the ring; reading "
+		       "resumes when there is, and what the kernel overwrites meanwhile is reported "
+		       "lost", cpu);
 	a->said_out_of_memory = r->out_of_memory;
 	return n;
 }
@@ -499,4 +504,17 @@ void rt_pump_report(const struct rt_pump *p, struct rt_session *session)
 			rt_log(LOG_ERR, "cpu%d: the kernel handed over %llu events, %llu records were "
 			       "read from its pages", cpu, st.read_events, a->records);
 	}
+}
+
+void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals *t)
+{
+	const struct cpu_account *a = &p->acct[cpu];
+
+	*t = (struct rt_pump_totals){
+		.records = a->records,
+		.kernel_lost = a->kernel_lost,
+		.malformed_pages = a->malformed_pages,
+		.pages = p->readers[cpu].pages,
+		.unknown = a->unknown,
+	};
 }

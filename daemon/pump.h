@@ -36,6 +36,8 @@ struct rt_pump_totals {
 	uint64_t records;
 	uint64_t kernel_lost;		/* overwritten by the kernel before they were read */
 	uint64_t malformed_pages;	/* skipped whole: their records' number is unknown */
+	uint64_t pages;			/* sub-buffers read (rt_pump_cpu_totals only) */
+	uint64_t unknown;		/* records of an event without a format (the same) */
 };
 
 /*
@@ -69,6 +71,8 @@ bool rt_pump_all_eof(const struct rt_pump *pump);
 void rt_pump_check_cpus(struct rt_pump *pump);
 
 void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
+/* One CPU's (ringtap status). */
+void rt_pump_cpu_totals(const struct rt_pump *pump, int cpu, struct rt_pump_totals *totals);
 /*
  * At the stop, tracing off: every CPU read until the kernel's counters say
  * it holds nothing, then what they say was lost beyond what the pages said

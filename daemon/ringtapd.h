@@ -65,6 +65,7 @@ struct ringtapd {
 	uint64_t stop_deadline;
 	uint64_t nats_deadline;		/* stopping: when unacknowledged publishes are given up */
 	uint64_t status_records, status_at;	/* at the last STATUS= */
+	uint64_t started_ns;		/* CLOCK_MONOTONIC: ringtap status's uptime */
 };
 
 /* settings.c: options, then the file; -EINVAL after the one message that says why. */
@@ -94,6 +95,11 @@ void ringtapd_wake_changed(struct ringtapd *d);
 void ringtapd_begin_stop(struct ringtapd *d);
 /* The losses per CPU and NATS's counts, in the log. */
 void ringtapd_report(struct ringtapd *d);
+
+/* status.c: the start's time noted, and the server told who answers a status request. */
+void ringtapd_status_init(struct ringtapd *d);
+/* The counters of every module as one Status frame (server-opts.h's status); 0 or -ENOMEM. */
+int ringtapd_status(void *userdata, struct rt_buf *frame);
 
 /* reload.c: the SIGHUP handler. */
 int ringtapd_on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);

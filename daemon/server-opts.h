@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct rt_buf;
+
 /* What a reload may change for connections from then on. */
 struct rt_server_limits {
 	size_t max_queue;		/* bytes per subscriber */
@@ -41,5 +43,7 @@ struct rt_server_opts {
 	 * the Bye is answered now.
 	 */
 	bool (*pass_wanted)(void *userdata);
+	/* A Hello asked for the counters: the Status frame into frame; 0 or -ENOMEM. */
+	int (*status)(void *userdata, struct rt_buf *frame);
 	void *userdata;
 };

@@ -15,8 +15,8 @@
 #include "conn.h"
 #include "fanout.h"
 #include "listener.h"
-#include "ring_conn.h"
 #include "log.h"
+#include "ring_conn.h"
 #include "server.h"
 #include "tracefs.h"
 
@@ -91,6 +91,7 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->user_space_selection = o->user_space_selection;
 	srv->latency_changed = o->latency_changed;
 	srv->pass_wanted = o->pass_wanted;
+	srv->status = o->status;
 	srv->userdata = o->userdata;
 	srv->trace_clockid = trace_clockid(rt_session_clock(session));
 	rt_host_id_read(&srv->id, session);
@@ -139,6 +140,52 @@ uint64_t rt_server_dropped(const struct rt_server *srv)
 	for (const struct rt_conn *c = srv->conns; c; c = c->next)
 		n += c->out.sub.dropped;
 	return n;
+}
+
+int rt_server_status(const struct rt_server *srv, Ringtap__Status *st)
+{
+	size_t n = conn_count(srv, CONN_STREAMING), i = 0;
+	/* The pointers, then what they point to, in one block (rt_server_status_release). */
+	Ringtap__SubscriberCounters **ptrs = calloc(n + 1, sizeof(*ptrs) + sizeof(**ptrs));
+	Ringtap__SubscriberCounters *subs;
+
+	if (!ptrs)
+		return -ENOMEM;
+	subs = (Ringtap__SubscriberCounters *)(ptrs + n + 1);
+	for (const struct rt_conn *c = srv->conns; c; c = c->next) {
+		Ringtap__SubscriberCounters *s = &subs[i];
+
+		if (c->state != CONN_STREAMING)
+			continue;
+		ringtap__subscriber_counters__init(s);
+		s->id = c->id;
+		s->client_name = (char *)c->name;
+		s->uid = (uint32_t)c->uid;
+		s->pid = (int32_t)c->pid;
+		s->encoding = c->out.encoding;
+		s->delivered = c->out.sub.delivered;
+		s->lost_queue = c->out.sub.dropped;
+		s->lost_kernel = c->out.sub.kernel_lost;
+		s->queued_bytes = rt_subscriber_queued_bytes(&c->out.sub);
+		s->queued_records = c->out.sub.queued_records;
+		s->queue_limit_bytes = rt_subscriber_queue_limit(&c->out.sub);
+		s->peer = c->tcp ? (char *)c->peer : NULL;
+		ptrs[i++] = s;
+	}
+	st->hostname = (char *)srv->id.hostname;
+	st->subscribers = ptrs;
+	st->n_subscribers = i;
+	st->subscribers_accepted = srv->accepted;
+	st->subscribers_refused = srv->refused;
+	st->lost_queue = rt_server_dropped(srv);
+	return 0;
+}
+
+void rt_server_status_release(Ringtap__Status *st)
+{
+	free(st->subscribers);
+	st->subscribers = NULL;
+	st->n_subscribers = 0;
 }
 
 int rt_server_reload_clients(struct rt_server *srv)

@@ -19,6 +19,7 @@
 #include <systemd/sd-event.h>
 
 #include "decode.h"
+#include "ringtap.pb-c.h"
 #include "server-opts.h"
 
 struct rt_page_buf;
@@ -87,3 +88,10 @@ int rt_server_reload_clients(struct rt_server *server);
 
 /* Records dropped from slow subscribers' queues since start, connections gone included. */
 uint64_t rt_server_dropped(const struct rt_server *server);
+/*
+ * Its part of the counters (ringtap status): hostname, each subscriber
+ * streaming, Hellos accepted and refused, queue losses; pointing into the
+ * server until rt_server_status_release(). 0 or -ENOMEM.
+ */
+int rt_server_status(const struct rt_server *server, Ringtap__Status *status);
+void rt_server_status_release(Ringtap__Status *status);

@@ -298,6 +298,32 @@ int rt_session_enable(struct rt_session *s, struct rt_layout *l, const struct rt
 	return ret ? ret : (int)n;
 }
 
+/*
+ * A captured tree's pages hold every event it recorded, whatever a
+ * subscriber selects: a RAW one needs each format (fanout.c sends what the
+ * layout knows). A live instance records only what was switched on.
+ */
+int rt_session_enable_recorded(struct rt_session *s, struct rt_layout *l, struct rt_why *why)
+{
+	const struct rt_catalogue *cat;
+	struct rt_selection sel = { 0 };
+	int ret;
+
+	if (!s->read_only)
+		return 0;
+	cat = rt_session_catalogue(s, false);
+	sel.events = calloc(cat->n + 1, sizeof(*sel.events));
+	if (!sel.events)
+		return -ENOMEM;
+	while (sel.n < cat->n) {
+		sel.events[sel.n] = sel.n;
+		sel.n++;
+	}
+	ret = rt_session_enable(s, l, &sel, why);
+	rt_selection_release(&sel);
+	return ret < 0 ? ret : 0;
+}
+
 int rt_session_enable_globs(struct rt_session *s, struct rt_layout *l,
 			    const char *const *globs, struct rt_why *why)
 {

@@ -123,6 +123,10 @@ int rt_session_enable(struct rt_session *session, struct rt_layout *layout,
 int rt_session_enable_globs(struct rt_session *session, struct rt_layout *layout,
 			    const char *const *globs, struct rt_why *why);
 
+/* A captured tree (read-only): every event it has a format for, as its pages may hold any. */
+int rt_session_enable_recorded(struct rt_session *session, struct rt_layout *layout,
+			       struct rt_why *why);
+
 /*
  * Loads kernel symbols into the layout's tep when a selected event has a
  * pointer field, so pointers print as symbols: /proc/kallsyms live, the

@@ -7,7 +7,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const Ringtap__Encoding offered[] = { RINGTAP__ENCODING__DECODED,
 						     RINGTAP__ENCODING__RAW,
 						     RINGTAP__ENCODING__FIXED };
-	struct rt_offer offer = { 1, 1, offered, 3, 256 };
+	struct rt_offer offer = { RT_PROTOCOL_MIN, RT_PROTOCOL_MAX, offered, 3, 256 };
 	Ringtap__Hello *h = ringtap__hello__unpack(NULL, size, data);
 	struct rt_agreement a;
 	Ringtap__RefusalReason reason;

@@ -4,8 +4,8 @@
 
 ref: `ringtap stream --json` (DECODED, libringtap's parsing); decoded, raw,
 fixed: the Python client in each encoding; raw-one: RAW subscribed to
-ringtap_test:* alone. Records of a CPU must come in the same order with the
-same values; loss counts must agree; every stream must end with a Bye.
+ringtap_test:* beside them; raw-alone: the same with no other
+subscriber. Records of a CPU must come in the same order with the same values; loss counts must agree; every stream must end with a Bye.
 """
 import json
 import re
@@ -79,4 +79,11 @@ want = [r for r in ref if "lost" in r or r["event"].startswith("ringtap_test:")]
 check("raw, ringtap_test:* only: its %d records out of pages with every event" % len(want),
       by_cpu(one), by_cpu(want))
 check("raw, ringtap_test:* only: a format for every record in its pages", int(s.group(3)), 0)
+
+# Alone, nobody else's subscription enabled the tree's other events: their
+# Schemas must come all the same, as the pages hold them.
+alone = records("raw-alone")
+s = summary("raw-alone", r"ringtap_client: (\d+) records, (\d+) lost, (\d+) without a format")
+check("raw, ringtap_test:* alone: its %d records" % len(want), by_cpu(alone), by_cpu(want))
+check("raw, ringtap_test:* alone: a format for every record in its pages", int(s.group(3)), 0)
 sys.exit(1 if failures else 0)

@@ -16,6 +16,9 @@ lists of int; a loss report comes where it arrived, as {"lost": N, "cpu": N,
 "source": "kernel"}. Run it as a command for one JSON object per line:
 
     ringtap_client.py -s /run/ringtap/ringtapd.sock -e 'sched:*' --encoding raw
+
+With --status it asks for the daemon's counters instead and prints the
+Status as one JSON line.
 """
 
 import argparse
@@ -26,6 +29,8 @@ import re
 import select
 import socket
 import sys
+
+from google.protobuf import json_format
 
 import ringtap_pb2 as pb
 
@@ -338,6 +343,25 @@ class Client:
         self.pages = PageReader(reply.welcome.layout)
         return self.welcome
 
+    def status(self, client_name="ringtap-python"):
+        """The daemon's counters: a Hello with status set, one Status frame back."""
+        frame = pb.Frame()
+        frame.hello.min_version = PROTOCOL_VERSION
+        frame.hello.max_version = PROTOCOL_VERSION
+        frame.hello.client_name = client_name
+        frame.hello.status = True
+        self.conn.send(frame)
+        reply = self.conn.next_frame()
+        if reply is None:
+            raise ProtocolError("the daemon closed before answering the status request")
+        kind = reply.WhichOneof("msg")
+        if kind == "refusal":
+            raise ProtocolError("refused (%s): %s" % (
+                pb.RefusalReason.Name(reply.refusal.reason), reply.refusal.text))
+        if kind != "status":
+            raise ProtocolError("expected a Status, got %s" % kind)
+        return reply.status
+
     def bye(self):
         frame = pb.Frame()
         frame.bye.SetInParent()
@@ -431,8 +455,21 @@ def main(argv=None):
                         help="comma-separated system:event globs")
     parser.add_argument("--encoding", choices=sorted(ENCODINGS), default="decoded")
     parser.add_argument("-n", "--count", type=int, default=0, help="stop after N records")
+    parser.add_argument("--status", action="store_true",
+                        help="print the daemon's counters as one JSON line instead")
     args = parser.parse_args(argv)
     client = Client(args.socket)
+    if args.status:
+        try:
+            st = client.status()
+        except ProtocolError as err:
+            print("ringtap_client: %s" % err, file=sys.stderr)
+            return 1
+        finally:
+            client.close()
+        print(json.dumps(json_format.MessageToDict(st, preserving_proto_field_name=True),
+                         separators=(",", ":")))
+        return 0
     n = 0
     try:
         client.hello(args.events.split(","), args.encoding)

@@ -4,7 +4,8 @@
  * the daemon's side of it.
  *
  *   ring-client SOCKET read EVENTS OUT   Hello with transport RING: takes the
- *       descriptor that comes with the Ring frame (recvmsg), maps it, and
+ *       descriptor that comes with the Ring frame (recvmsg), checks that
+ *       neither it nor the memfd opened again through /proc writes, maps it, and
  *       after each RingReady and at the Bye reads every CPU's pages with
  *       rt_ring_read; each page's bytes go to OUT.cpuN. Prints
  *       "pages=P records=R lost=L" (lost: every cause rt_ring_read gives).
@@ -117,6 +118,28 @@ static void send_update(struct state *s)
 	send_frame(s->sock, &f);
 }
 
+/*
+ * Opened again through /proc with write access (which its mode allows),
+ * the memfd still takes no write: the daemon sealed it (F_SEAL_FUTURE_WRITE).
+ * The byte written back is the one read, should the seal be missing.
+ */
+static void reopen_sealed(int fd)
+{
+	char path[64];
+	uint8_t byte;
+	int rw;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	rw = open(path, O_RDWR | O_CLOEXEC);
+	if (rw < 0)
+		return;		/* not even opened for writing */
+	if (pread(rw, &byte, 1, 0) != 1)
+		die("cannot read the ring through /proc");
+	if (pwrite(rw, &byte, 1, 0) >= 0 || errno != EPERM)
+		die("the ring, opened again through /proc, takes a write");
+	close(rw);
+}
+
 static void on_ring(struct state *s, const Ringtap__Ring *m)
 {
 	void *base;
@@ -130,6 +153,7 @@ static void on_ring(struct state *s, const Ringtap__Ring *m)
 	/* Read-only: a writable mapping must be refused. */
 	if (mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0) != MAP_FAILED)
 		die("the ring's descriptor maps for writing");
+	reopen_sealed(s->fd);
 	base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, s->fd, 0);
 	if (base == MAP_FAILED || rt_ring_attach(&s->ring, base, m->size))
 		die("cannot map or attach the ring");

@@ -2,7 +2,8 @@
 # would be, started by socket activation. Checks what `systemctl start
 # ringtapd` users meet: the group and socket, activation by a client,
 # the STATUS= line, the capability set (dropped by the daemon without a
-# failure), the journal's start line with the layout, a reload that keeps
+# failure), a Prometheus scrape of the exporter's socket unit, the journal's
+# start line with the layout, a reload that keeps
 # the subscriber, SIGKILL -> restart -> the reconnecting client told of the
 # gap, a reloaded wake_percent written while records flow, and stop
 # removing the instance.
@@ -82,6 +83,24 @@ systemctl status ringtapd.service --no-pager -l > /tmp/status 2>&1 || true
 grep -q 'Active: active (running)' /tmp/status || fail "status: $(cat /tmp/status)"
 grep -q 'Status: "1 subscriber(s)' /tmp/status || fail "status: $(cat /tmp/status)"
 pass "systemctl status: $(grep 'Status:' /tmp/status | sed 's/^ *//')"
+
+# --- the Prometheus exporter: its socket unit, a scrape answered as a member of ringtap ---
+# bash's /dev/tcp is the HTTP client: the guest has no curl.
+scrape() {
+	bash -c 'exec 5<>/dev/tcp/127.0.0.1/9813 &&
+		printf "GET /metrics HTTP/1.0\r\nAccept: application/openmetrics-text;version=1.0.0\r\n\r\n" >&5 &&
+		timeout 20 cat <&5' > /tmp/m.out 2>&1 && grep -q '^# EOF' /tmp/m.out
+}
+systemctl start ringtap-exporter.socket || fail "ringtap-exporter.socket did not start"
+wait_for 30 scrape ||
+	fail "exporter: $(cat /tmp/m.out; journalctl -u 'ringtap-exporter@*' -o cat --no-pager | tail -n 5)"
+head -n 1 /tmp/m.out | grep -q '^HTTP/1.0 200 OK' || fail "exporter: $(head -n 5 /tmp/m.out)"
+grep -q '^Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8' /tmp/m.out ||
+	fail "exporter's Content-Type: $(grep Content-Type /tmp/m.out)"
+read_total=$(awk '$1 ~ /^ringtap_cpu_events_read_total/ { n += $2 } END { print n + 0 }' /tmp/m.out)
+[ "$read_total" -ge 2001 ] || fail "exporter: $read_total events read, want 2001 or more"
+grep -q '^ringtap_subscribers 1$' /tmp/m.out || fail "exporter: $(grep '^ringtap_subscribers ' /tmp/m.out)"
+pass "exporter: a scrape of 127.0.0.1:9813 answered, $read_total events read, 1 subscriber"
 
 # --- journal --------------------------------------------------------------------
 case $variant in
