@@ -41,6 +41,16 @@ export_dir() {
 	} > /dev/ttyS1
 }
 
+# wait_for SECONDS CMD...: until CMD succeeds (CMD may itself take a while under TCG).
+wait_for() {
+	_end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt $_end ] || return 1
+		sleep 0.2
+	done
+}
+
 # wait_or_dump PID SECONDS: waits for PID; if it is still running after
 # SECONDS, shows where it is stuck (state, kernel stack) and fails.
 wait_or_dump() {

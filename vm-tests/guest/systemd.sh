@@ -12,15 +12,6 @@ variant=$(cat /variant)
 echo "note: $(systemctl --version | head -n1)"
 
 unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
-# wait_for SECONDS CMD...: until CMD succeeds (CMD may itself take a while under TCG).
-wait_for() {
-	_end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt $_end ] || return 1
-		sleep 0.2
-	done
-}
 journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 records() { grep -c 'ringtap_test:ringtap_test' /tmp/a.out; }
 
