@@ -62,6 +62,13 @@ struct ringtap_client {
 	size_t ring_size;
 	struct rt_buf ring_buf;		/* a frame made for the tap, a record packed */
 	Ringtap__Record *ring_record;	/* views off: the last record, unpacked */
+	/*
+	 * Frames the ring's start took in ringtap_connect(), for the tap at
+	 * the first ringtap_next(), where a socket stream's tap sees them (a
+	 * recorder starts its file between the two).
+	 */
+	bool starting;
+	struct rt_buf tap_later;
 	/* Frames with events that came before the Ring frame: handed out first. */
 	Ringtap__Frame **early;
 	size_t n_early, early_next;
@@ -133,6 +140,37 @@ static void tap_frame(struct ringtap_client *c)
 
 	if (frame)
 		c->tap(c->tap_ctx, frame, len);
+}
+
+/* The ring's frame for the tap: now, or at the first ringtap_next() while the ring starts. */
+static void ring_tap(struct ringtap_client *c)
+{
+	size_t len;
+	const uint8_t *frame = rt_wire_reader_last(&c->reader, &len);
+
+	if (!frame)
+		return;
+	if (!c->starting)
+		c->tap(c->tap_ctx, frame, len);
+	else if (rt_buf_put(&c->tap_later, frame, len))
+		c->tap_later.len = 0;	/* out of memory: the tap misses them, as the file will say */
+}
+
+/* The frames the ring's start took, one at a time, as they came. */
+static void tap_the_start(struct ringtap_client *c)
+{
+	const uint8_t *p = c->tap_later.data, *end = p + c->tap_later.len;
+
+	while (p < end) {
+		uint64_t len;
+		int used = rt_wire_varint_decode(p, (size_t)(end - p), &len);
+
+		if (used <= 0 || len > (uint64_t)(end - p - used))
+			break;
+		c->tap(c->tap_ctx, p, (size_t)used + (size_t)len);
+		p += (size_t)used + (size_t)len;
+	}
+	rt_buf_free(&c->tap_later);
 }
 
 /*
@@ -348,7 +386,7 @@ static int ring_schema(struct ringtap_client *c, Ringtap__Frame *f, struct ringt
 	}
 	if (c->asked == RINGTAP__ENCODING__RAW) {
 		if (c->tap)
-			tap_frame(c);
+			ring_tap(c);
 	} else {
 		ringtap__frame__free_unpacked(f, NULL);
 		f = decoded;
@@ -397,6 +435,8 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 
 	if (ret)
 		return ret;
+	if (c->tap_later.len)
+		tap_the_start(c);
 	if (c->early_next < c->n_early) {
 		ret = rt_consumer_take(&c->cons, c->early[c->early_next++], ev);
 		if (ret)
@@ -580,6 +620,7 @@ void ringtap_close(struct ringtap_client *c)
 	if (c->ring_record)
 		ringtap__record__free_unpacked(c->ring_record, NULL);
 	rt_buf_free(&c->ring_buf);
+	rt_buf_free(&c->tap_later);
 	for (size_t i = c->early_next; i < c->n_early; i++)
 		ringtap__frame__free_unpacked(c->early[i], NULL);
 	free(c->early);
@@ -878,7 +919,7 @@ static int ring_wait_for(struct ringtap_client *c, Ringtap__Frame__MsgCase want,
 		case RINGTAP__FRAME__MSG_CPU_STATE:
 			/* Events for ringtap_next(), as on the socket. */
 			if (c->tap)
-				tap_frame(c);
+				ring_tap(c);
 			ret = keep_early(c, f);
 			if (ret)
 				return set_err(err, ret, "out of memory");
@@ -893,7 +934,7 @@ static int ring_wait_for(struct ringtap_client *c, Ringtap__Frame__MsgCase want,
 			continue;
 		case RINGTAP__FRAME__MSG_HOST_TEXTS:
 			if (c->tap)
-				tap_frame(c);
+				ring_tap(c);
 			h = f->host_texts;
 			ret = c->ring && h->has_kallsyms ?
 				rt_ring_reader_symbols(c->ring, h->kallsyms.data, h->kallsyms.len) : 0;
@@ -971,6 +1012,7 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 
 	if (c->tap)
 		tap_welcome(c);
+	c->starting = true;
 	ret = rt_ring_reader_new(&c->ring, ringtap_welcome(c), &ro, &why);
 	if (ret)
 		return set_err(err, ret, "%s", why.text[0] ? why.text : strerror(-ret));
@@ -979,7 +1021,9 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 		return ret;
 	ret = ring_attach(c, f, err);
 	ringtap__frame__free_unpacked(f, NULL);
-	return ret ?: ring_symbols(c, o, deadline, err);
+	ret = ret ?: ring_symbols(c, o, deadline, err);
+	c->starting = false;
+	return ret;
 }
 
 /*
