@@ -78,7 +78,7 @@ profile() {
 perf --version || fail "no perf in this guest"
 
 ringtapd_at
-ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap 2> /tmp/r.err &
+ringtap record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap 2> /tmp/r.err &
 client=$!
 wait_lines /tmp/d.err subscribed 1 30
 profile raw "$daemon $client"

@@ -69,7 +69,8 @@ through_ringtapd() {
 for rate in $rates; do
 	rm -f /tmp/r.cap
 	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
-		ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap $record_args
+		ringtap record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap \
+			$record_args
 	why=
 	got=$(rt-guest-capture-check /tmp/r.cap 2> /tmp/r.chk | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
 	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/r.chk /tmp/r.err | tr '\n' ' ')"
