@@ -69,6 +69,8 @@ static ssize_t conn_write_queue(struct rt_conn *c)
 	} else if (c->pass_fd >= 0) {
 		struct cmsghdr *cm;
 
+		/* The header's padding too: the kernel reads every byte of msg_controllen. */
+		memset(&control, 0, sizeof(control));
 		msg.msg_control = control.buf;
 		msg.msg_controllen = sizeof(control.buf);
 		cm = CMSG_FIRSTHDR(&msg);
