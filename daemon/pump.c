@@ -163,15 +163,17 @@ static int on_record(const struct rt_record *rec, void *ctx)
 
 /*
  * The kernel lost events before this page (written before before_ts; 0:
- * unknown), or the page itself is lost (malformed).
+ * unknown), or the page itself is lost (malformed), or (in_ring false) the
+ * stop found events lost after the last page, which no slot tells.
  */
-static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, uint64_t before_ts)
+static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, uint64_t before_ts,
+			bool in_ring)
 {
 	uint64_t after_ts = p->acct[cpu].last_ts;
 
 	if (p->to.server)
 		rt_server_kernel_loss(p->to.server, (unsigned int)cpu, count, exact, after_ts,
-				      before_ts);
+				      before_ts, in_ring);
 	if (p->to.nats)
 		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, exact, after_ts,
 				    before_ts);
@@ -229,7 +231,7 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		if (p->to.text)
 			fprintf(p->to.text, "# cpu %d: malformed page skipped (%s)\n", cpu, res.error);
 		/* Its records are lost, how many is unknown: subscribers are told so. */
-		kernel_loss(p, cpu, 0, false, 0);
+		kernel_loss(p, cpu, 0, false, 0, true);
 	} else if (res.missed) {
 		bool exact;
 		uint64_t count = lost_before(p, cpu, &res, &exact);
@@ -242,7 +244,7 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 		else
 			a->ring_inexact++;
 		if (count)
-			kernel_loss(p, cpu, count, exact, res.timestamp);
+			kernel_loss(p, cpu, count, exact, res.timestamp, true);
 		if (p->to.text && count)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
 				cpu, count, res.timestamp);
@@ -459,7 +461,7 @@ void rt_pump_finish(struct rt_pump *p)
 			continue;
 		a->kernel_lost += st->overrun > a->kernel_lost ? st->overrun - a->kernel_lost : 0;
 		a->other_lost = st->commit_overrun + st->dropped_events;
-		kernel_loss(p, cpu, lost, true, 0);
+		kernel_loss(p, cpu, lost, true, 0, false);
 		if (p->to.text)
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events at the end\n", cpu,
 				lost);

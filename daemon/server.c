@@ -258,12 +258,19 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf 
 }
 
 void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t count, bool exact,
-			   uint64_t after_ts, uint64_t before_ts)
+			   uint64_t after_ts, uint64_t before_ts, bool in_ring)
 {
-	/* A ring reader finds its losses in the ring's slots. */
-	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		if (c->state == CONN_STREAMING && !c->ring)
-			rt_subscriber_kernel_loss(&c->out.sub, cpu, count, exact, after_ts, before_ts);
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		if (c->state != CONN_STREAMING || (c->ring && in_ring))
+			continue;
+		rt_subscriber_kernel_loss(&c->out.sub, cpu, count, exact, after_ts, before_ts);
+		/* A ring reader's queue takes no pages: its Lost goes at the next write. */
+		if (c->ring) {
+			if (rt_subscriber_flush_losses(&c->out.sub))
+				conn_out_of_memory(c, "for a loss report");
+			c->write_due = true;
+		}
+	}
 }
 
 void rt_server_end_page(struct rt_server *srv)

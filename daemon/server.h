@@ -35,8 +35,13 @@ void rt_server_free(struct rt_server *server);
 void rt_server_set_ring(struct rt_server *server, struct rt_page_ring *ring);
 
 void rt_server_record(struct rt_server *server, const struct rt_record *record);
+/*
+ * Events the kernel lost on cpu. in_ring: the page ring's next slot carries
+ * them and RING readers count them there; otherwise (the stop's count, which
+ * no page follows) RING readers are told in a Lost frame as well.
+ */
 void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,
-			   uint64_t after_ts, uint64_t before_ts);
+			   uint64_t after_ts, uint64_t before_ts, bool in_ring);
 /* Raw subscribers get the page itself, as read: their queues hold it by reference. */
 void rt_server_page(struct rt_server *server, unsigned int cpu, struct rt_page_buf *page,
 		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
