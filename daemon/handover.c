@@ -200,7 +200,12 @@ static const char *not_keepable(const struct rt_conn *c)
 {
 	if (c->tcp)
 		return "TCP (TLS cannot be handed on)";
-	/* The next ringtapd makes a ring of its own: this reader's mapping would never move again. */
+	/*
+	 * The next ringtapd makes a ring of its own: this reader's mapping
+	 * would never move again. The memfd cannot be handed on to be written
+	 * further: F_SEAL_FUTURE_WRITE (page_ring.c) refuses every new writable
+	 * mapping of it, the next daemon's too.
+	 */
 	if (c->ring)
 		return "a page ring reader (the ring is not handed on yet)";
 	if (c->state != CONN_STREAMING)
