@@ -76,14 +76,14 @@ static int put_sub(struct rt_buf *b, const struct rt_state_sub *s)
 	    (ret = put_blob(b, s->schema_sent, s->schema_sent_len)) ||
 	    (ret = put_u64(b, s->raw_schemas)) || (ret = put_u64(b, s->delivered)) ||
 	    (ret = put_u64(b, s->dropped)) || (ret = put_u64(b, s->kernel_lost)) ||
-	    (ret = put_blob(b, s->unsent, s->unsent_len)))
+	    (ret = put_blob(b, s->unsent, s->unsent_len)) || (ret = put_u32(b, s->transport)))
 		return ret;
 	return end_record(b, at);
 }
 
 int rt_state_write(const struct rt_state *st, struct rt_buf *out)
 {
-	size_t body;
+	size_t body, ring;
 	int ret;
 
 	if (st->ncpus > RT_STATE_MAX_CPUS || st->n_subs > RT_STATE_MAX_SUBS)
@@ -96,9 +96,16 @@ int rt_state_write(const struct rt_state *st, struct rt_buf *out)
 	for (uint32_t i = 0; i < st->ncpus; i++) {
 		size_t at;
 
-		if ((ret = begin_record(out, &at)) || (ret = put_u64(out, st->cpus[i].pages)) ||
-		    (ret = put_u64(out, st->cpus[i].records)) ||
-		    (ret = put_u64(out, st->cpus[i].kernel_lost)) || (ret = end_record(out, at)))
+		const struct rt_state_cpu *cpu = &st->cpus[i];
+
+		if ((ret = begin_record(out, &at)) || (ret = put_u64(out, cpu->pages)) ||
+		    (ret = put_u64(out, cpu->records)) || (ret = put_u64(out, cpu->kernel_lost)) ||
+		    (ret = put_u64(out, cpu->ring.written)) ||
+		    (ret = put_u64(out, cpu->ring.events_before)) ||
+		    (ret = put_u64(out, cpu->ring.kernel_lost)) ||
+		    (ret = put_u64(out, cpu->ring.kernel_inexact)) ||
+		    (ret = put_u64(out, cpu->ring.malformed)) || (ret = put_u64(out, cpu->unknown)) ||
+		    (ret = put_u64(out, cpu->inexact_pages)) || (ret = end_record(out, at)))
 			return ret;
 	}
 	if ((ret = put_u32(out, st->n_subs)))
@@ -106,6 +113,9 @@ int rt_state_write(const struct rt_state *st, struct rt_buf *out)
 	for (uint32_t i = 0; i < st->n_subs; i++)
 		if ((ret = put_sub(out, &st->subs[i])))
 			return ret;
+	if ((ret = begin_record(out, &ring)) || (ret = put_u32(out, st->ring_slots)) ||
+	    (ret = put_u32(out, st->ring_page_size)) || (ret = end_record(out, ring)))
+		return ret;
 	return end_record(out, body);
 }
 
@@ -163,6 +173,12 @@ static const char *get_str(struct cursor *c)
 	return (const char *)p;
 }
 
+/* Whether a record holds more than a field an earlier release ended it with. */
+static bool more(const struct cursor *c)
+{
+	return !c->short_read && c->p < c->end;
+}
+
 /* The record a length opens: a cursor over it alone, the outer one moved past it. */
 static struct cursor get_record(struct cursor *c)
 {
@@ -191,6 +207,8 @@ static int get_sub(struct cursor *outer, struct rt_state_sub *s)
 	s->dropped = get_u64(&c);
 	s->kernel_lost = get_u64(&c);
 	s->unsent = get_blob(&c, &s->unsent_len);
+	/* The first release's record ends here: a socket subscriber. */
+	s->transport = more(&c) ? get_u32(&c) : RT_STATE_TRANSPORT_SOCKET;
 	return c.short_read ? -EINVAL : 0;
 }
 
@@ -228,6 +246,17 @@ int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt
 		st->cpus[i].pages = get_u64(&r);
 		st->cpus[i].records = get_u64(&r);
 		st->cpus[i].kernel_lost = get_u64(&r);
+		if (more(&r)) {
+			struct rt_state_ring_cpu *ring = &st->cpus[i].ring;
+
+			ring->written = get_u64(&r);
+			ring->events_before = get_u64(&r);
+			ring->kernel_lost = get_u64(&r);
+			ring->kernel_inexact = get_u64(&r);
+			ring->malformed = get_u64(&r);
+			st->cpus[i].unknown = get_u64(&r);
+			st->cpus[i].inexact_pages = get_u64(&r);
+		}
 		if (r.short_read || c.short_read) {
 			ret = rt_why_set(why, -EINVAL, "cpu%u's counts are cut short", i);
 			goto fail;
@@ -249,6 +278,16 @@ int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt
 					 st->n_subs);
 			goto fail;
 		}
+	if (more(&c)) {
+		struct cursor r = get_record(&c);
+
+		st->ring_slots = get_u32(&r);
+		st->ring_page_size = get_u32(&r);
+		if (r.short_read || c.short_read) {
+			ret = rt_why_set(why, -EINVAL, "the page ring's geometry is cut short");
+			goto fail;
+		}
+	}
 	return 0;
 fail:
 	rt_state_release(st);
@@ -262,4 +301,5 @@ void rt_state_release(struct rt_state *st)
 	st->cpus = NULL;
 	st->subs = NULL;
 	st->ncpus = st->n_subs = 0;
+	st->ring_slots = st->ring_page_size = 0;
 }

@@ -18,6 +18,13 @@
  * version, and this reader skips them. The version changes only where an
  * older reader could not read the state; a version it does not know is
  * refused.
+ *
+ * Added under version 1, each skipped by the first release's reader (it
+ * never looks past what it knows of a record, nor past the subscribers):
+ * each CPU's page ring counts and its other counts at the end of its record, the transport at
+ * the end of a subscriber's, and the ring's geometry after the last
+ * subscriber. A state without them (the first release's) reads as one
+ * without a ring and with socket subscribers only.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,8 +37,23 @@
 #define RT_STATE_MAX_CPUS 8192u
 #define RT_STATE_MAX_SUBS 65536u
 
+/* A CPU's place in the page ring: its next page's number and the counts before it. */
+struct rt_state_ring_cpu {
+	uint64_t written;
+	uint64_t events_before, kernel_lost, kernel_inexact, malformed;
+};
+
 struct rt_state_cpu {
 	uint64_t pages, records, kernel_lost;
+	/* Zeros in the first release's state. */
+	struct rt_state_ring_cpu ring;
+	uint64_t unknown;		/* records of an event without a format */
+	uint64_t inexact_pages;		/* pages that said "lost some" only */
+};
+
+enum {
+	RT_STATE_TRANSPORT_SOCKET = 0,
+	RT_STATE_TRANSPORT_RING = 1,	/* it maps the page ring the state describes */
 };
 
 struct rt_state_sub {
@@ -51,6 +73,7 @@ struct rt_state_sub {
 	uint64_t delivered, dropped, kernel_lost;
 	const uint8_t *unsent;		/* whole frames, the first maybe begun already */
 	size_t unsent_len;
+	uint32_t transport;		/* RT_STATE_TRANSPORT_* */
 };
 
 struct rt_state {
@@ -62,6 +85,8 @@ struct rt_state {
 	struct rt_state_cpu *cpus;	/* ncpus of them */
 	uint32_t n_subs;
 	struct rt_state_sub *subs;
+	/* The page ring (its memfd stored as FDNAME=ring); slots 0: none was handed on. */
+	uint32_t ring_slots, ring_page_size;
 };
 
 /* Appends st in the current version to out: 0 or -ENOMEM, -EINVAL (too many CPUs or subscribers). */

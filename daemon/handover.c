@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "handover.h"
 #include "log.h"
+#include "page_ring.h"
 #include "pump.h"
 #include "ringtapd.h"
 #include "util.h"
@@ -169,6 +170,9 @@ void ringtapd_adopt_end(struct ringtapd *d)
 
 	if (!d->have_state)
 		return;
+	for (uint32_t cpu = 0; d->pump && cpu < d->state.ncpus; cpu++)
+		if ((int)cpu < rt_pump_ncpus(d->pump))
+			rt_pump_restore_cpu(d->pump, (int)cpu, &d->state.cpus[cpu]);
 	for (uint32_t i = 0; i < d->state.n_subs; i++) {
 		const struct rt_state_sub *k = &d->state.subs[i];
 		int fd = rt_fdstore_take_conn(&d->store, k->id);
@@ -196,7 +200,12 @@ static const char *not_keepable(const struct rt_conn *c)
 {
 	if (c->tcp)
 		return "TCP (TLS cannot be handed on)";
-	/* The next ringtapd makes a ring of its own: this reader's mapping would never move again. */
+	/*
+	 * The next ringtapd makes a ring of its own: this reader's mapping
+	 * would never move again. The memfd cannot be handed on to be written
+	 * further: F_SEAL_FUTURE_WRITE (page_ring.c) refuses every new writable
+	 * mapping of it, the next daemon's too.
+	 */
 	if (c->ring)
 		return "a page ring reader (the ring is not handed on yet)";
 	if (c->state != CONN_STREAMING)
@@ -283,12 +292,15 @@ static int collect(struct ringtapd *d, struct kept *k)
 	struct rt_server *srv = d->server;
 	int ncpus = rt_pump_ncpus(d->pump);
 
+	struct rt_page_ring *ring = rt_pump_ring(d->pump);
+
 	k->st = (struct rt_state){
 		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
 		.clock = rt_session_clock(d->session) ?: "",
 		/* As set, not as the kernel rounded it: the next one compares its setting. */
 		.buffer_kb = d->opts.buffer_kb,
 		.ncpus = (uint32_t)ncpus,
+		/* The ring's memfd is not handed on (yet): no geometry, only its counts. */
 	};
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
@@ -299,10 +311,17 @@ static int collect(struct ringtapd *d, struct kept *k)
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		struct rt_pump_totals t;
 
+		struct rt_state_cpu *o = &k->st.cpus[cpu];
+		struct rt_ring_page_info next;
+		uint64_t written = rt_page_ring_next(ring, (unsigned int)cpu, &next);
+
 		rt_pump_cpu_totals(d->pump, cpu, &t);
-		k->st.cpus[cpu].pages = t.pages;
-		k->st.cpus[cpu].records = t.records;
-		k->st.cpus[cpu].kernel_lost = t.kernel_lost;
+		*o = (struct rt_state_cpu){
+			.pages = t.pages, .records = t.records, .kernel_lost = t.kernel_lost,
+			.ring = { written, next.events_before, next.kernel_lost,
+				  next.kernel_inexact, next.malformed },
+			.unknown = t.unknown, .inexact_pages = t.inexact_pages,
+		};
 	}
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		struct rt_subscriber *s = &c->out.sub;

@@ -17,6 +17,7 @@
 #include "page_ring.h"
 #include "pump.h"
 #include "server.h"
+#include "state.h"
 #include "subscriber.h"
 #include "text.h"
 #include "tracefs.h"
@@ -518,5 +519,24 @@ void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals 
 		.malformed_pages = a->malformed_pages,
 		.pages = p->readers[cpu].pages,
 		.unknown = a->unknown,
+		.inexact_pages = a->missed_pages_inexact,
 	};
+}
+
+void rt_pump_restore_cpu(struct rt_pump *p, int cpu, const struct rt_state_cpu *from)
+{
+	struct cpu_account *a = &p->acct[cpu];
+
+	p->readers[cpu].pages = from->pages;
+	a->records = from->records;
+	a->kernel_lost = from->kernel_lost;
+	a->unknown = from->unknown;
+	a->missed_pages_inexact = from->inexact_pages;
+	a->malformed_pages = from->ring.malformed;
+	/* What the ring's next slot says came before it (zeros from the first release's state). */
+	a->ring_lost = from->ring.kernel_lost;
+	a->ring_read = from->ring.events_before - from->ring.kernel_lost;
+	if (from->ring.kernel_lost > from->ring.events_before)
+		a->ring_read = 0;
+	a->ring_inexact = from->ring.kernel_inexact;
 }

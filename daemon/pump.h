@@ -20,6 +20,7 @@
 struct rt_layout;
 struct rt_nats;
 struct rt_page_ring;
+struct rt_state_cpu;
 struct rt_pump;
 struct rt_server;
 struct rt_session;
@@ -38,6 +39,7 @@ struct rt_pump_totals {
 	uint64_t malformed_pages;	/* skipped whole: their records' number is unknown */
 	uint64_t pages;			/* sub-buffers read (rt_pump_cpu_totals only) */
 	uint64_t unknown;		/* records of an event without a format (the same) */
+	uint64_t inexact_pages;		/* pages that said "lost some" only (the same) */
 };
 
 /*
@@ -73,6 +75,13 @@ void rt_pump_check_cpus(struct rt_pump *pump);
 void rt_pump_totals(const struct rt_pump *pump, struct rt_pump_totals *totals);
 /* One CPU's (ringtap status). */
 void rt_pump_cpu_totals(const struct rt_pump *pump, int cpu, struct rt_pump_totals *totals);
+/*
+ * After a restart, before the first page: the CPU's counts as the previous
+ * ringtapd left them (the state), so that STATUS=, ringtap status and the
+ * stop's report count from the instance's start, as the kernel's counters
+ * do, and the ring's slots go on counting the events before each page.
+ */
+void rt_pump_restore_cpu(struct rt_pump *pump, int cpu, const struct rt_state_cpu *from);
 /*
  * At the stop, tracing off: every CPU read until the kernel's counters say
  * it holds nothing, then what they say was lost beyond what the pages said

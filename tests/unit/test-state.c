@@ -3,7 +3,8 @@
  * The restart state: what is written is read back field for field, a
  * state cut at any length or naming more CPUs or subscribers than it holds
  * is refused with a reason, as are another version and another file, and
- * a record a later release made longer is still read.
+ * a record a later release made longer is still read, and so is the first
+ * release's state (no page ring, no transports).
  */
 #include "check.h"
 #include "state.h"
@@ -14,8 +15,8 @@ static const uint8_t unsent[] = { 1, 2, 3, 4, 5, 6, 7 };
 
 static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_state_sub *subs)
 {
-	cpus[0] = (struct rt_state_cpu){ 10, 1000, 3 };
-	cpus[1] = (struct rt_state_cpu){ 20, 2000, 0 };
+	cpus[0] = (struct rt_state_cpu){ 10, 1000, 3, { 41, 5003, 3, 1, 2 }, 4, 1 };
+	cpus[1] = (struct rt_state_cpu){ 20, 2000, 0, { 77, 2000, 0, 0, 0 }, 0, 0 };
 	subs[0] = (struct rt_state_sub){
 		.id = 7, .encoding = 1, .version = 1, .uid = 1000, .pid = 4242, .latency_ms = 50,
 		.name = "ringtap stream", .owner = "uid 1000",
@@ -24,9 +25,11 @@ static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_sta
 		.delivered = 12345, .dropped = 6, .kernel_lost = 2,
 		.unsent = unsent, .unsent_len = sizeof(unsent),
 	};
-	subs[1] = (struct rt_state_sub){ .id = 9, .encoding = 2, .name = "raw", .owner = "" };
+	subs[1] = (struct rt_state_sub){ .id = 9, .encoding = 2, .name = "raw", .owner = "",
+					 .transport = RT_STATE_TRANSPORT_RING };
 	*st = (struct rt_state){ .instance = "ringtap", .clock = "mono", .buffer_kb = 4096,
-				 .ncpus = 2, .cpus = cpus, .n_subs = 2, .subs = subs };
+				 .ncpus = 2, .cpus = cpus, .n_subs = 2, .subs = subs,
+				 .ring_slots = 96, .ring_page_size = 4096 };
 }
 
 /* The sample with its first ncpus CPUs and n_subs subscribers, written. */
@@ -60,6 +63,16 @@ static void round_trip(void)
 		CHECK_EQ(got.cpus[0].records, 1000);
 		CHECK_EQ(got.cpus[0].kernel_lost, 3);
 		CHECK_EQ(got.cpus[1].pages, 20);
+		CHECK_EQ(got.cpus[0].ring.written, 41);
+		CHECK_EQ(got.cpus[0].ring.events_before, 5003);
+		CHECK_EQ(got.cpus[0].ring.kernel_lost, 3);
+		CHECK_EQ(got.cpus[0].ring.kernel_inexact, 1);
+		CHECK_EQ(got.cpus[0].ring.malformed, 2);
+		CHECK_EQ(got.cpus[0].unknown, 4);
+		CHECK_EQ(got.cpus[0].inexact_pages, 1);
+		CHECK_EQ(got.cpus[1].ring.written, 77);
+		CHECK_EQ(got.subs[0].transport, RT_STATE_TRANSPORT_SOCKET);
+		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_RING);
 		CHECK_EQ(got.subs[0].id, 7);
 		CHECK_EQ(got.subs[0].pid, 4242);
 		CHECK_EQ(got.subs[0].latency_ms, 50);
@@ -79,6 +92,8 @@ static void round_trip(void)
 		CHECK_EQ(got.subs[1].subscription_len, 0);
 		CHECK_EQ(got.subs[1].unsent_len, 0);
 	}
+	CHECK_EQ(got.ring_slots, 96);
+	CHECK_EQ(got.ring_page_size, 4096);
 	rt_state_release(&got);
 
 	/* Cut anywhere, it is refused, never read half. */
@@ -113,8 +128,9 @@ static void refusals(void)
 
 	/* A count of subscribers the bytes cannot hold. */
 	write_sample(&b, 2, 0);
-	b.data[b.len - 4] = 0xff;
-	b.data[b.len - 3] = 0xff;
+	/* The count, then the ring's record (its length, slots, page size). */
+	b.data[b.len - 16] = 0xff;
+	b.data[b.len - 15] = 0xff;
 	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EINVAL);
 	CHECK_STR(why.text, "the state's subscriber count is damaged");
 	rt_buf_free(&b);
@@ -127,18 +143,23 @@ static void longer_record(void)
 	struct rt_buf b = { 0 }, longer = { 0 };
 	struct rt_why why = { "" };
 	/* magic, version, body length, "ringtap", "mono", buffer_kb, ncpus: cpu0's record after. */
-	size_t cpu0 = 8 + 4 + 4 + (4 + 8) + (4 + 5) + 8 + 4;
+	size_t cpu0 = 8 + 4 + 4 + (4 + 8) + (4 + 5) + 8 + 4, rec = 3 * 8 + 7 * 8;
 	uint8_t extra[4] = { 0xee, 0xee, 0xee, 0xee };
+	uint32_t body;
 
 	write_sample(&b, 1, 1);
-	CHECK_EQ(b.data[cpu0], 24);
-	rt_buf_put(&longer, b.data, cpu0 + 4 + 24);
+	CHECK_EQ(b.data[cpu0], rec);
+	rt_buf_put(&longer, b.data, cpu0 + 4 + rec);
 	rt_buf_put(&longer, extra, sizeof(extra));
-	rt_buf_put(&longer, b.data + cpu0 + 4 + 24, b.len - cpu0 - 4 - 24);
-	longer.data[cpu0] = 28;
-	longer.data[12] = (uint8_t)(b.data[12] + 4);
+	rt_buf_put(&longer, b.data + cpu0 + 4 + rec, b.len - cpu0 - 4 - rec);
+	longer.data[cpu0] = (uint8_t)(rec + 4);
+	body = (uint32_t)b.data[12] | (uint32_t)b.data[13] << 8;
+	longer.data[12] = (uint8_t)(body + 4);
+	longer.data[13] = (uint8_t)((body + 4) >> 8);
 	CHECK_EQ(rt_state_read(longer.data, longer.len, &got, &why), 0);
 	CHECK_EQ(got.cpus ? got.cpus[0].kernel_lost : 0, 3);
+	CHECK_EQ(got.cpus ? got.cpus[0].ring.malformed : 0, 2);
+	CHECK_EQ(got.ring_slots, 96);
 	CHECK_EQ(got.n_subs, 1);
 	CHECK_EQ(got.n_subs ? got.subs[0].delivered : 0, 12345);
 	rt_state_release(&got);
@@ -146,10 +167,73 @@ static void longer_record(void)
 	rt_buf_free(&longer);
 }
 
+/*
+ * What the first release wrote (fuzz/corpus/state/two-cpus-two-subs): no
+ * ring counts, no transport, no geometry. Read as a state without a ring
+ * whose subscribers are on the socket.
+ */
+static const uint8_t first_release[] = {
+	0x52, 0x54, 0x53, 0x54, 0x41, 0x54, 0x45, 0x00, 0x01, 0x00, 0x00, 0x00,
+	0x20, 0x01, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x72, 0x69, 0x6e, 0x67,
+	0x74, 0x61, 0x70, 0x00, 0x05, 0x00, 0x00, 0x00, 0x6d, 0x6f, 0x6e, 0x6f,
+	0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00,
+	0x00, 0x18, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00,
+	0x00, 0x6a, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+	0x00, 0x01, 0x00, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00, 0x92, 0x10, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x0f, 0x00, 0x00, 0x00, 0x72, 0x69, 0x6e,
+	0x67, 0x74, 0x61, 0x70, 0x20, 0x73, 0x74, 0x72, 0x65, 0x61, 0x6d, 0x00,
+	0x06, 0x00, 0x00, 0x00, 0x75, 0x69, 0x64, 0x20, 0x30, 0x00, 0x05, 0x00,
+	0x00, 0x00, 0x0a, 0x03, 0x61, 0x3a, 0x62, 0x01, 0x00, 0x00, 0x00, 0x05,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x64, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00,
+	0x01, 0x02, 0x03, 0x51, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02,
+	0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xe8, 0x03, 0x00, 0x00, 0x92,
+	0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x72,
+	0x61, 0x77, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x64, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x00,
+};
+
+static void first_release_state(void)
+{
+	struct rt_state got;
+	struct rt_why why = { "" };
+
+	CHECK_EQ(rt_state_read(first_release, sizeof(first_release), &got, &why), 0);
+	CHECK_STR(why.text, "");
+	CHECK_EQ(got.ncpus, 2);
+	CHECK_EQ(got.n_subs, 2);
+	if (got.ncpus == 2 && got.n_subs == 2) {
+		CHECK_EQ(got.cpus[0].pages, 1);
+		CHECK_EQ(got.cpus[0].records, 2);
+		CHECK_EQ(got.cpus[0].kernel_lost, 3);
+		CHECK_EQ(got.cpus[1].pages, 4);
+		CHECK_EQ(got.cpus[1].ring.written, 0);
+		CHECK_EQ(got.cpus[1].ring.events_before, 0);
+		CHECK_EQ(got.cpus[1].unknown, 0);
+		CHECK_STR(got.subs[0].name, "ringtap stream");
+		CHECK_EQ(got.subs[0].delivered, 100);
+		CHECK_EQ(got.subs[0].unsent_len, 3);
+		CHECK_EQ(got.subs[0].transport, RT_STATE_TRANSPORT_SOCKET);
+		CHECK_STR(got.subs[1].name, "raw");
+		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_SOCKET);
+	}
+	CHECK_EQ(got.ring_slots, 0);
+	rt_state_release(&got);
+}
+
 int main(void)
 {
 	round_trip();
 	refusals();
 	longer_record();
+	first_release_state();
 	return check_exit("test-state");
 }

@@ -111,7 +111,17 @@ gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
 echo "note: RESTART-FIGURES restarts=$restarts rate=$rate events=$total longest_gap_ms=$gap"
 
 # --- a real stop leaves nothing --------------------------------------------------
+last=$(unit_pid)
 systemctl stop ringtapd.socket ringtapd.service
+# The last daemon's report counts from the instance's start, as the kernel's counters do:
+# each daemon took its predecessors' counts from the state.
+for c in $(seq 0 $((ncpus - 1))); do
+	got=$(journalctl _PID="$last" -o cat | sed -n "s/^cpu$c: [0-9]* pages, \([0-9]*\) records.*/\1/p")
+	expect_eq "the stop's report: cpu$c's records over $restarts restarts" "$got" "$(emitted cpu$c)"
+done
+journalctl _PID="$last" -o cat | grep "the kernel handed over" &&
+	fail "the stop's report disagrees with the kernel's counters"
+pass "the stop's report counts every daemon's records, as the kernel does"
 expect_eq "service after stop" "$(systemctl is-active ringtapd.service)" inactive
 [ ! -e $T/instances/ringtap ] || fail "the tracefs instance is still there after stop"
 expect_eq "fd store after stop" "$(systemctl show -p NFileDescriptorStore --value ringtapd.service)" 0
