@@ -23,6 +23,7 @@ struct pub_event {
 struct pub_part {
 	struct pub_event *event;
 	struct rt_buf records;	/* PublishedRecords.records entries */
+	struct rt_buf raw;	/* PublishedRecords.raw entries */
 	uint32_t *offsets;	/* each one's number less the page's first */
 	size_t n, cap;
 	uint64_t last_ts;	/* for a drop's report */
@@ -195,6 +196,7 @@ void rt_publisher_free(struct rt_publisher *p)
 		return;
 	for (size_t i = 0; i < p->parts_cap; i++) {
 		rt_buf_free(&p->parts[i].records);
+		rt_buf_free(&p->parts[i].raw);
 		free(p->parts[i].offsets);
 	}
 	free(p->parts);
@@ -258,7 +260,9 @@ static int send_schema(struct rt_publisher *p, struct pub_event *e, const struct
 	struct rt_pub_msg *m;
 
 	p->scratch.len = 0;
-	if (rt_encode_schema_frame(ev, NULL, NULL, NULL, &p->scratch))
+	/* The format text too: a collector's trace.dat needs it. */
+	if (rt_encode_schema_frame(ev, NULL, rt_layout_format(p->layout, ev->id), NULL,
+				   &p->scratch))
 		return -ENOMEM;
 	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA);
 	if (!m)
@@ -336,6 +340,7 @@ static struct pub_part *page_part(struct rt_publisher *p, struct pub_event *e)
 	part = &p->parts[p->n_parts++];
 	part->event = e;
 	part->records.len = 0;
+	part->raw.len = 0;
 	part->n = 0;
 	e->part = p->n_parts;
 	return part;
@@ -345,7 +350,7 @@ static int part_put(struct rt_publisher *p, struct pub_event *e, const struct rt
 		    uint32_t offset)
 {
 	struct pub_part *part = page_part(p, e);
-	size_t len;
+	size_t len, raw;
 
 	if (!part)
 		return -ENOMEM;
@@ -359,8 +364,13 @@ static int part_put(struct rt_publisher *p, struct pub_event *e, const struct rt
 		part->cap = cap;
 	}
 	len = part->records.len;
-	if (rt_record_encoder_put(p->encoder, rec, &part->records)) {
+	raw = part->raw.len;
+	if (rt_record_encoder_put(p->encoder, rec, &part->records) ||
+	    rt_buf_put_varint(&part->raw, (3 << 3) | 2) ||
+	    rt_buf_put_varint(&part->raw, rec->size) ||
+	    rt_buf_put(&part->raw, rec->data, rec->size)) {
 		part->records.len = len;
+		part->raw.len = raw;
 		return -ENOMEM;
 	}
 	part->offsets[part->n++] = offset;
@@ -413,7 +423,7 @@ void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t
 	l->last_ts = before_ts;
 }
 
-/* A part's message: PublishedRecords, its records as they are, then the packed offsets. */
+/* A part's message: PublishedRecords, its records as they are, the packed offsets, the raw ones. */
 static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part *part)
 {
 	size_t packed = 0;
@@ -433,6 +443,8 @@ static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part
 	for (size_t i = 0; i < part->n; i++)
 		if (rt_buf_put_varint(&p->scratch, part->offsets[i]))
 			return NULL;
+	if (rt_buf_put(&p->scratch, part->raw.data, part->raw.len))
+		return NULL;
 	return publish_msg(p, part->event->subject, p->page_cpu, p->page_seq,
 			   RINGTAP__PUBLISHED__MSG_RECORDS, p->scratch.data, p->scratch.len,
 			   RT_MSG_ID_RECORDS, p->page_seq + part->offsets[0]);

@@ -216,7 +216,7 @@ static void test_round_trip(const char *root, const char *dir)
 	CHECK_EQ(rt_collector_take(&col, "ringtap.a/b.x.y", (const uint8_t *)"", 0), -EBADMSG);
 	CHECK_EQ(rt_collector_take(&col, "ringtap.h1.x.y", (const uint8_t *)"\xff\xff", 2), -EBADMSG);
 	CHECK_EQ(col.bad, 3);
-	CHECK_EQ(rt_collector_flush(&col), 0);
+	CHECK_EQ(rt_collector_finish(&col), 0);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&col, mem);
 	fclose(mem);
@@ -239,6 +239,8 @@ static void test_round_trip(const char *root, const char *dir)
 		free(text);
 	}
 	unlink(file);
+	snprintf(file, sizeof(file), "%s/h1.dat", dir);
+	unlink(file);
 	free(summary);
 	ctx_release(&x);
 	rt_collector_release(&col);
@@ -257,8 +259,12 @@ static uint64_t page_key(const struct rt_pub_msg *m)
 	return key;
 }
 
-/* Messages m, delivered to a collector writing into dir/h1.txt; returns the text. */
-static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct rt_collector *col)
+/*
+ * Messages m, delivered to a collector writing into dir/h1.txt and dir/h1.dat;
+ * returns the text, and the trace.dat in *dat (*dat_len bytes).
+ */
+static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct rt_collector *col,
+		     char **dat, size_t *dat_len)
 {
 	char file[4200];
 	size_t len;
@@ -288,9 +294,12 @@ static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct
 		}
 		m = end;
 	}
-	CHECK_EQ(rt_collector_flush(col), 0);
+	CHECK_EQ(rt_collector_finish(col), 0);
 	snprintf(file, sizeof(file), "%s/h1.txt", dir);
 	text = read_whole_file(file, &len);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/h1.dat", dir);
+	*dat = read_whole_file(file, dat_len);
 	unlink(file);
 	return text;
 }
@@ -307,8 +316,8 @@ static void test_order(const char *root, const char *dir)
 	struct rt_collector col;
 	struct ctx x = { .fx = &fx, .col = &col };
 	const struct rt_publisher_sink s = { room, sink, &x };
-	char *plain, *shuffled, *summary = NULL;
-	size_t slen = 0;
+	char *plain, *shuffled, *summary = NULL, *dat_plain, *dat_shuffled;
+	size_t slen = 0, plain_len = 0, shuffled_len = 0;
 	FILE *mem;
 
 	x.kept_tail = &x.kept;
@@ -322,10 +331,10 @@ static void test_order(const char *root, const char *dir)
 		return;
 	publish_cpu(&x, 0);
 	publish_cpu(&x, 1);
-	plain = collect(dir, x.kept, false, &col);
+	plain = collect(dir, x.kept, false, &col, &dat_plain, &plain_len);
 	CHECK_EQ(col.records, 102);
 	rt_collector_release(&col);
-	shuffled = collect(dir, x.kept, true, &col);
+	shuffled = collect(dir, x.kept, true, &col, &dat_shuffled, &shuffled_len);
 	CHECK_EQ(col.records, 102);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&col, mem);
@@ -335,9 +344,17 @@ static void test_order(const char *root, const char *dir)
 	CHECK(strstr(summary, " stored twice (taken once)") != NULL);
 	CHECK(plain && shuffled && !strcmp(plain, shuffled));
 	CHECK(plain && strstr(plain, "ftrace:print") != NULL);
+	/* Every record once in the trace.dat, in its order: the same file either way. */
+	CHECK(strstr(summary, "trace.dat of h1: 102 records in 2 pages, 1 file, 0 records left out\n"));
+	CHECK(dat_plain && dat_shuffled);
+	CHECK_EQ(shuffled_len, plain_len);
+	CHECK(plain_len > 4096 && dat_plain && dat_shuffled &&
+	      !memcmp(dat_plain, dat_shuffled, plain_len));
 	rt_collector_release(&col);
 	free(plain);
 	free(shuffled);
+	free(dat_plain);
+	free(dat_shuffled);
 	free(summary);
 	ctx_release(&x);
 }
@@ -379,7 +396,7 @@ static void test_resume(const char *root, const char *dir)
 	first.descriptions = kept;
 	for (m = x.kept; m != half; m = m->next)
 		CHECK_EQ(rt_collector_take(&first, m->subject, m->data, m->len), 0);
-	CHECK_EQ(rt_collector_flush(&first), 0);
+	CHECK_EQ(rt_collector_finish(&first), 0);
 	CHECK(first.records > 0 && first.records < 100);
 	rewind(kept);
 	CHECK_EQ(rt_collector_init(&second, dir, RINGTAP_FORMAT_NO_TIME), 0);
@@ -387,7 +404,7 @@ static void test_resume(const char *root, const char *dir)
 	CHECK_EQ(rt_collector_restore(&second, kept), 0);
 	for (m = half; m; m = m->next)
 		CHECK_EQ(rt_collector_take(&second, m->subject, m->data, m->len), 0);
-	CHECK_EQ(rt_collector_flush(&second), 0);
+	CHECK_EQ(rt_collector_finish(&second), 0);
 	CHECK_EQ(first.records + second.records, 100);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&second, mem);
@@ -395,6 +412,17 @@ static void test_resume(const char *root, const char *dir)
 	printf("%s", summary);
 	CHECK(strstr(summary, " 0 missing unreported\n") != NULL);
 	CHECK(!strstr(summary, "without a schema"));
+	/* The second run's records in a file of their own beside the first run's. */
+	snprintf(file, sizeof(file), "trace.dat of h1: %" PRIu64 " records in 2 pages, 1 file, "
+		 "0 records left out\n", second.records);
+	CHECK(strstr(summary, file) != NULL);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+
+		snprintf(file, sizeof(file), i ? "%s/h1.1.dat" : "%s/h1.dat", dir);
+		CHECK(!stat(file, &st) && st.st_size > 4096);
+		unlink(file);
+	}
 	fclose(kept);
 	free(summary);
 	rt_collector_release(&first);
