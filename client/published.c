@@ -61,6 +61,7 @@ struct host_trace {
 	struct tracedat *td;
 	struct rt_layout *layout;
 	struct rt_page_builder **cpus;
+	uint64_t (*lost)[2];	/* per CPU: kernel, publish buffer; the file's CPU stats */
 	unsigned int ncpus;
 	int error;		/* the first: the file is given up */
 };
@@ -95,6 +96,7 @@ static void trace_free(struct host_trace *t)
 	for (unsigned int i = 0; i < t->ncpus; i++)
 		rt_page_builder_free(t->cpus[i]);
 	free(t->cpus);
+	free(t->lost);
 	tracedat_free(t->td);
 	rt_layout_free(t->layout);
 	if (t->td)
@@ -348,8 +350,15 @@ static int trace_close(struct rt_pub_host *h)
 
 	if (!t->td)
 		return 0;
-	for (unsigned int i = 0; i < t->ncpus; i++)
+	for (unsigned int i = 0; i < t->ncpus; i++) {
+		char stats[128];
+
 		trace_page(h, i);
+		/* "overrun" as the kernel counts it, for trace-cmd report --stat. */
+		snprintf(stats, sizeof(stats), "overrun: %" PRIu64 "\nringtap publish lost: %" PRIu64
+			 "\n", t->lost[i][0], t->lost[i][1]);
+		tracedat_set_cpu_stats(t->td, i, stats);
+	}
 	ret = tracedat_finish(t->td, NULL);
 	if (!ret)
 		ret = t->error;
@@ -403,7 +412,8 @@ static int trace_open(struct rt_collector *c, struct rt_pub_host *h)
 		     t->layout->long_size != l->long_size))
 		ret = -EBADMSG;
 	t->cpus = ret ? NULL : calloc(w->cpus ? w->cpus : 1, sizeof(*t->cpus));
-	if (!ret && !t->cpus)
+	t->lost = ret ? NULL : calloc(w->cpus ? w->cpus : 1, sizeof(*t->lost));
+	if (!ret && (!t->cpus || !t->lost))
 		ret = -ENOMEM;
 	for (unsigned int i = 0; !ret && i < w->cpus; i++, t->ncpus++)
 		ret = rt_page_builder_new(&t->cpus[i], t->layout);
@@ -433,6 +443,23 @@ static int trace_open(struct rt_collector *c, struct rt_pub_host *h)
 }
 
 /*
+ * Whether the trace.dat of p's boot is open, opened if the host's Welcome
+ * is of that boot; another boot's is ended.
+ */
+static bool trace_ready(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p)
+{
+	struct host_trace *t = &h->trace;
+
+	if (!c->outdir || c->text_only)
+		return false;
+	if (t->td && strcmp(t->boot_id, p->boot_id))
+		trace_close(h);
+	if (t->td)
+		return true;
+	return h->welcome && !strcmp(h->welcome->boot_id, p->boot_id) && !trace_open(c, h);
+}
+
+/*
  * A record's raw bytes onto its CPU's page, in the trace.dat of its boot
  * (a new boot's Welcome ends the one before). Without them (a daemon before
  * PublishedRecords.raw, a boot whose Welcome is not here) it is counted.
@@ -445,10 +472,7 @@ static void trace_record(struct rt_collector *c, struct rt_pub_host *h,
 
 	if (!c->outdir || c->text_only)
 		return;
-	if (t->td && strcmp(t->boot_id, p->boot_id))
-		trace_close(h);
-	if (!raw || !h->welcome || strcmp(h->welcome->boot_id, p->boot_id) ||
-	    (!t->td && trace_open(c, h)) || p->cpu >= t->ncpus || t->error) {
+	if (!raw || !trace_ready(c, h, p) || p->cpu >= t->ncpus || t->error) {
 		h->untraced++;
 		return;
 	}
@@ -461,6 +485,24 @@ static void trace_record(struct rt_collector *c, struct rt_pub_host *h,
 		h->untraced++;
 	else
 		h->traced++;
+}
+
+/*
+ * Records lost on a CPU (Lost, kernel or publish buffer) of the open trace.dat's
+ * boot: the records before them end their page, the next page says it missed
+ * events (trace-cmd shows the count), and the CPU's stats count them.
+ */
+static void trace_lost(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p)
+{
+	struct host_trace *t = &h->trace;
+	const Ringtap__Lost *l = p->lost;
+
+	if (!trace_ready(c, h, p) || p->cpu >= t->ncpus)
+		return;
+	trace_page(h, p->cpu);
+	rt_page_builder_missed(t->cpus[p->cpu],
+			       l->has_count_exact && !l->count_exact ? 0 : l->count);
+	t->lost[p->cpu][l->source == RINGTAP__LOSS_SOURCE__QUEUE] += l->count;
 }
 
 /* A record's line, unless its number was taken before. */
@@ -675,6 +717,7 @@ take:
 			h->lost_queue += p->lost->count;
 		else
 			h->lost_kernel += p->lost->count;
+		trace_lost(c, h, p);
 		ret = put_line(c, h, NULL, &ev);
 		break;
 	default:

@@ -15,6 +15,8 @@ struct rt_page_builder {
 	uint32_t used;		/* bytes of records */
 	uint64_t last_ts;
 	unsigned int records;
+	bool missed;
+	uint64_t missed_count;	/* 0: not known */
 };
 
 int rt_page_builder_new(struct rt_page_builder **out, const struct rt_layout *layout)
@@ -109,6 +111,13 @@ int rt_page_builder_add(struct rt_page_builder *b, uint64_t ts, const void *data
 	return 0;
 }
 
+void rt_page_builder_missed(struct rt_page_builder *b, uint64_t count)
+{
+	/* Two reports before one page: the page missed both; one unknown makes the sum unknown. */
+	b->missed_count = (!b->missed || b->missed_count) && count ? b->missed_count + count : 0;
+	b->missed = true;
+}
+
 unsigned int rt_page_builder_records(const struct rt_page_builder *b)
 {
 	return b->records;
@@ -118,10 +127,22 @@ const uint8_t *rt_page_builder_take(struct rt_page_builder *b, size_t *len)
 {
 	const struct rt_layout *l = b->layout;
 	uint8_t *page = b->page;
+	uint64_t commit;
 
 	if (!b->records)
 		return NULL;
-	put_uint(l, page + l->page_commit.offset, l->page_commit.size, b->used);
+	commit = b->used;
+	if (b->missed) {
+		commit |= COMMIT_MISSED_EVENTS;
+		if (b->missed_count && b->used + l->long_size <= l->page_data.size) {
+			put_uint(l, page + l->page_data.offset + b->used, l->long_size,
+				 b->missed_count);
+			commit |= COMMIT_MISSED_STORED;
+		}
+	}
+	put_uint(l, page + l->page_commit.offset, l->page_commit.size, commit);
+	b->missed = false;
+	b->missed_count = 0;
 	b->page = b->out;
 	b->out = page;
 	b->used = 0;

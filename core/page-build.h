@@ -26,6 +26,13 @@ void rt_page_builder_free(struct rt_page_builder *b);
  */
 int rt_page_builder_add(struct rt_page_builder *b, uint64_t ts, const void *data, size_t size);
 
+/*
+ * The kernel lost count events before the page being built (0: an unknown
+ * number): its commit word says so, and the count follows the data where
+ * there is room for a long, as the kernel stores it.
+ */
+void rt_page_builder_missed(struct rt_page_builder *b, uint64_t count);
+
 /* Records on the page being built. */
 unsigned int rt_page_builder_records(const struct rt_page_builder *b);
 

@@ -2,8 +2,8 @@
 /*
  * page-build: every record of every fixture tree's pages, rebuilt into pages
  * (packed as the builder packs them, not as the kernel did), decodes back
- * to the same records; time extends and long records on synthetic ones, in
- * both byte orders.
+ * to the same records; time extends, long records and lost events on
+ * synthetic ones, in both byte orders.
  */
 #include "check.h"
 #include "fixture.h"
@@ -187,10 +187,33 @@ static void test_synthetic(const char *root, bool big_endian)
 	check_same(&in, &out, big_endian ? "synthetic big-endian" : "synthetic");
 	{
 		struct rt_page_builder *b;
+		struct rt_page_result res;
+		const uint8_t *page;
+		size_t len;
 
 		CHECK_EQ(rt_page_builder_new(&b, l), 0);
 		/* No page holds it. */
 		CHECK_EQ(rt_page_builder_add(b, 1, big, l->sub_buffer_size), -EINVAL);
+		/* Losses before a page: its flags, and the count after the data. */
+		rt_page_builder_missed(b, 5);
+		rt_page_builder_missed(b, 2);
+		CHECK_EQ(rt_page_builder_add(b, 1, big, 8), 0);
+		page = rt_page_builder_take(b, &len);
+		CHECK_EQ(rt_decode_page(d, 0, page, len, NULL, NULL, &res), 0);
+		CHECK(res.missed && res.missed_exact);
+		CHECK_EQ(res.missed_count, 7);
+		CHECK_EQ(res.records, 1);
+		/* An unknown count: the flag alone; the next page has none. */
+		rt_page_builder_missed(b, 3);
+		rt_page_builder_missed(b, 0);
+		CHECK_EQ(rt_page_builder_add(b, 2, big, 8), 0);
+		page = rt_page_builder_take(b, &len);
+		CHECK_EQ(rt_decode_page(d, 0, page, len, NULL, NULL, &res), 0);
+		CHECK(res.missed && !res.missed_exact);
+		CHECK_EQ(rt_page_builder_add(b, 3, big, 8), 0);
+		page = rt_page_builder_take(b, &len);
+		CHECK_EQ(rt_decode_page(d, 0, page, len, NULL, NULL, &res), 0);
+		CHECK(!res.missed);
 		rt_page_builder_free(b);
 	}
 out:
