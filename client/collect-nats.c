@@ -335,8 +335,10 @@ static void usage(FILE *f)
 
 int rt_collect_nats_main(int argc, char **argv)
 {
-	enum { OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN, OPT_DURABLE, OPT_LAG,
-	       OPT_TEXT_ONLY };
+	enum {
+		OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN, OPT_DURABLE,
+		OPT_LAG, OPT_TEXT_ONLY
+	};
 	static const struct option longopts[] = {
 		{ "nats", required_argument, NULL, OPT_NATS },
 		{ "output", required_argument, NULL, 'o' },

@@ -355,8 +355,8 @@ static int trace_close(struct rt_pub_host *h)
 
 		trace_page(h, i);
 		/* "overrun" as the kernel counts it, for trace-cmd report --stat. */
-		snprintf(stats, sizeof(stats), "overrun: %" PRIu64 "\nringtap publish lost: %" PRIu64
-			 "\n", t->lost[i][0], t->lost[i][1]);
+		snprintf(stats, sizeof(stats), "overrun: %" PRIu64 "\n"
+			 "ringtap publish lost: %" PRIu64 "\n", t->lost[i][0], t->lost[i][1]);
 		tracedat_set_cpu_stats(t->td, i, stats);
 	}
 	ret = tracedat_finish(t->td, NULL);
@@ -833,9 +833,10 @@ void rt_collector_summary(const struct rt_collector *c, FILE *f)
 			fprintf(f, ", %" PRIu64 " stored twice (taken once)", h->twice);
 		fputc('\n', f);
 		if (h->files)
-			fprintf(f, "ringtap collect: trace.dat of %s: %" PRIu64 " records in %" PRIu64
-				" pages, %u file%s, %" PRIu64 " records left out\n", h->name, h->traced,
-				h->trace_pages, h->files, h->files > 1 ? "s" : "", h->untraced);
+			fprintf(f, "ringtap collect: trace.dat of %s: %" PRIu64 " records in %"
+				PRIu64 " pages, %u file%s, %" PRIu64 " records left out\n", h->name,
+				h->traced, h->trace_pages, h->files, h->files > 1 ? "s" : "",
+				h->untraced);
 	}
 	if (c->bad)
 		fprintf(f, "ringtap collect: %" PRIu64 " messages were not ringtapd's\n", c->bad);
