@@ -239,6 +239,7 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 	else
 		default_durable(durable, sizeof(durable), outdir);
 	ret = rt_collector_init(&col, outdir, 0);
+	col.text_only = o->text_only;
 	if (!ret && o->lag)
 		ret = rt_collector_measure_lag(&col);
 	if (ret)
@@ -282,6 +283,9 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		fprintf(stderr, "ringtap collect: writing into %s: %s\n", outdir, strerror(errno));
 		ret = -EIO;
 	}
+	/* Each trace.dat says its own error. */
+	if (rt_collector_finish(&col) && !ret)
+		ret = -EIO;
 	rt_collector_summary(&col, stderr);
 	if (o->lag) {
 		rt_collector_lag_summary(&col, stderr);
@@ -307,8 +311,9 @@ static void usage(FILE *f)
 	      "Reads what ringtapd instances publish to NATS JetStream, from the stream's\n"
 	      "first message or where the same durable consumer stopped, and writes\n"
 	      "DIR/HOST.txt per host: the lines ringtap stream prints, \"# cpu N: lost M\n"
-	      "events (kernel|queue)\" where records were lost. Prints one status line per\n"
-	      "host on standard error at the end.\n\n"
+	      "events (kernel|queue)\" where records were lost; and DIR/HOST.dat per host\n"
+	      "and boot (HOST.1.dat, ... for later boots), a trace.dat for trace-cmd report.\n"
+	      "Prints one status line per host on standard error at the end.\n\n"
 	      "      --nats=URL         NATS server(s), e.g. nats://127.0.0.1:4222 or a\n"
 	      "                         comma-separated list of a cluster's\n"
 	      "      --durable=NAME     the durable consumer (default\n"
@@ -321,6 +326,7 @@ static void usage(FILE *f)
 	      "  -n, --count=N          stop after N records\n"
 	      "      --seconds=S        stop after S seconds\n"
 	      "      --drain            stop once every message the stream held was read\n"
+	      "      --text-only        no trace.dat files\n"
 	      "      --lag              also print the lag from each record's timestamp,\n"
 	      "                         taken as realtime, to its line (bench/fanin)\n"
 	      "  -h, --help             this text\n",
@@ -329,7 +335,10 @@ static void usage(FILE *f)
 
 int rt_collect_nats_main(int argc, char **argv)
 {
-	enum { OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN, OPT_DURABLE, OPT_LAG };
+	enum {
+		OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN, OPT_DURABLE,
+		OPT_LAG, OPT_TEXT_ONLY
+	};
 	static const struct option longopts[] = {
 		{ "nats", required_argument, NULL, OPT_NATS },
 		{ "output", required_argument, NULL, 'o' },
@@ -340,6 +349,7 @@ int rt_collect_nats_main(int argc, char **argv)
 		{ "drain", no_argument, NULL, OPT_DRAIN },
 		{ "durable", required_argument, NULL, OPT_DURABLE },
 		{ "lag", no_argument, NULL, OPT_LAG },
+		{ "text-only", no_argument, NULL, OPT_TEXT_ONLY },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -390,6 +400,9 @@ int rt_collect_nats_main(int argc, char **argv)
 			break;
 		case OPT_LAG:
 			o.lag = true;
+			break;
+		case OPT_TEXT_ONLY:
+			o.text_only = true;
 			break;
 		case 'h':
 			usage(stdout);

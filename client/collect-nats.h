@@ -5,8 +5,8 @@
  * publishes to NATS JetStream. A durable pull consumer (DeliverAll, each message acknowledged)
  * reads the stream from its start, or where the same consumer's last run
  * acknowledged (each batch is written and flushed first); published.c writes
- * one text file per host and keeps the Welcomes and Schemas in a file beside
- * them for the next run. Any number of collectors (consumers) may read the
+ * one text file per host, a trace.dat per host and boot, and keeps the
+ * Welcomes and Schemas in a file beside them for the next run. Any number of collectors (consumers) may read the
  * same stream.
  */
 #include <stdbool.h>
@@ -19,6 +19,7 @@ struct rt_collect_nats_opts {
 	const char *subject;	/* NULL: "ringtap.>" */
 	const char *durable;	/* NULL: ringtap-collect-<host>-<hash of the directory> */
 	bool lag;		/* measure each record's lag (bench/fanin) */
+	bool text_only;		/* no trace.dat */
 };
 
 /*

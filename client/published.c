@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "layout.h"
+#include "page-build.h"
 #include "published.h"
 #include "ringtap.h"
+#include "tracedat.h"
 
 /* Bounds on what untrusted messages can make us keep. */
 #define MAX_HOSTS 4096
@@ -45,9 +50,29 @@ struct group {
 	struct group_part *parts;	/* n: none held */
 };
 
+/*
+ * The trace.dat of one boot of the host: pages rebuilt from the records' raw
+ * bytes with the layout of that boot's Welcome, a builder per CPU.
+ */
+struct host_trace {
+	char boot_id[40];
+	char path[4200];
+	int fd;
+	struct tracedat *td;
+	struct rt_layout *layout;
+	struct rt_page_builder **cpus;
+	uint64_t (*lost)[2];	/* per CPU: kernel, publish buffer; the file's CPU stats */
+	unsigned int ncpus;
+	int error;		/* the first: the file is given up */
+};
+
 struct rt_pub_host {
 	char name[64];
 	FILE *out;
+	struct host_trace trace;	/* td NULL: none open */
+	unsigned int files;	/* trace.dat files begun */
+	unsigned int next_name;	/* the number the next one's name may take */
+	uint64_t traced, trace_pages, untraced;	/* records into and not into a trace.dat */
 	Ringtap__Published *welcome;	/* the last one: its layout formats records */
 	struct schema_slot *schemas;
 	size_t n_schemas;
@@ -66,8 +91,22 @@ int rt_collector_init(struct rt_collector *c, const char *outdir, unsigned int f
 	return 0;
 }
 
+static void trace_free(struct host_trace *t)
+{
+	for (unsigned int i = 0; i < t->ncpus; i++)
+		rt_page_builder_free(t->cpus[i]);
+	free(t->cpus);
+	free(t->lost);
+	tracedat_free(t->td);
+	rt_layout_free(t->layout);
+	if (t->td)
+		close(t->fd);
+	memset(t, 0, sizeof(*t));
+}
+
 static void host_free(struct rt_pub_host *h)
 {
+	trace_free(&h->trace);
 	if (h->out)
 		fclose(h->out);
 	if (h->welcome)
@@ -284,9 +323,192 @@ static int taken_before(struct cpu_seq *cs, uint64_t seq, bool *before)
 	return 0;
 }
 
+static const Ringtap__Schema *schema_of(const struct schema_slot *s)
+{
+	return s->msg->schema;
+}
+
+/* A page into the file; the first error gives the file up (its pages so far stay). */
+static void trace_page(struct rt_pub_host *h, unsigned int cpu)
+{
+	struct host_trace *t = &h->trace;
+	const uint8_t *page;
+	size_t len;
+
+	page = rt_page_builder_take(t->cpus[cpu], &len);
+	if (page && !t->error) {
+		t->error = tracedat_add_page(t->td, cpu, page, len);
+		h->trace_pages += !t->error;
+	}
+}
+
+/* Ends the open trace.dat: every CPU's last page, then the pages into place. */
+static int trace_close(struct rt_pub_host *h)
+{
+	struct host_trace *t = &h->trace;
+	int ret;
+
+	if (!t->td)
+		return 0;
+	for (unsigned int i = 0; i < t->ncpus; i++) {
+		char stats[128];
+
+		trace_page(h, i);
+		/* "overrun" as the kernel counts it, for trace-cmd report --stat. */
+		snprintf(stats, sizeof(stats), "overrun: %" PRIu64 "\n"
+			 "ringtap publish lost: %" PRIu64 "\n", t->lost[i][0], t->lost[i][1]);
+		tracedat_set_cpu_stats(t->td, i, stats);
+	}
+	ret = tracedat_finish(t->td, NULL);
+	if (!ret)
+		ret = t->error;
+	if (ret)
+		fprintf(stderr, "ringtap collect: %s: %s\n", t->path, strerror(-ret));
+	trace_free(t);
+	return ret;
+}
+
+/* The host's next file: NAME.dat, NAME.1.dat, ...; a resumed run keeps those there. */
+static int trace_create(struct rt_collector *c, struct rt_pub_host *h)
+{
+	struct host_trace *t = &h->trace;
+
+	for (;;) {
+		if (h->next_name)
+			snprintf(t->path, sizeof(t->path), "%s/%s.%u.dat", c->outdir, h->name,
+				 h->next_name);
+		else
+			snprintf(t->path, sizeof(t->path), "%s/%s.dat", c->outdir, h->name);
+		h->next_name++;
+		t->fd = open(t->path, O_WRONLY | O_CREAT | O_CLOEXEC |
+				      (c->resumed ? O_EXCL : O_TRUNC), 0644);
+		if (t->fd >= 0) {
+			h->files++;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+}
+
+/* A trace.dat for the boot of the host's Welcome, with its layout and the formats known. */
+static int trace_open(struct rt_collector *c, struct rt_pub_host *h)
+{
+	const Ringtap__Welcome *w = h->welcome->welcome;
+	const Ringtap__Layout *l = w->layout;
+	struct host_trace *t = &h->trace;
+	struct tracedat_params p = {
+		.big_endian = l->big_endian, .long_size = l->long_size,
+		.page_size = l->sub_buffer_size, .cpus = w->cpus, .spool_dir = c->outdir,
+	};
+	int ret;
+
+	if (w->cpus > MAX_CPUS)
+		return -EBADMSG;
+	ret = rt_layout_new(&t->layout, l->header_page, strlen(l->header_page), l->header_event,
+			    strlen(l->header_event), l->big_endian);
+	/* The pages are built to the texts' layout: the Welcome's numbers must agree. */
+	if (!ret && (t->layout->sub_buffer_size != l->sub_buffer_size ||
+		     t->layout->long_size != l->long_size))
+		ret = -EBADMSG;
+	t->cpus = ret ? NULL : calloc(w->cpus ? w->cpus : 1, sizeof(*t->cpus));
+	t->lost = ret ? NULL : calloc(w->cpus ? w->cpus : 1, sizeof(*t->lost));
+	if (!ret && (!t->cpus || !t->lost))
+		ret = -ENOMEM;
+	for (unsigned int i = 0; !ret && i < w->cpus; i++, t->ncpus++)
+		ret = rt_page_builder_new(&t->cpus[i], t->layout);
+	if (!ret)
+		ret = trace_create(c, h);
+	if (!ret && (ret = tracedat_open(&t->td, t->fd, &p)))
+		close(t->fd);
+	if (!ret)
+		ret = tracedat_set_headers(t->td, l->header_page, strlen(l->header_page),
+					   l->header_event, strlen(l->header_event));
+	if (!ret)
+		tracedat_set_clock(t->td, w->trace_clock);
+	for (size_t i = 0; !ret && i < h->n_schemas; i++) {
+		const Ringtap__Schema *s = schema_of(&h->schemas[i]);
+
+		if (s->format && !strcmp(h->schemas[i].msg->boot_id, h->welcome->boot_id))
+			tracedat_add_format(t->td, s->system, s->format, strlen(s->format));
+	}
+	if (ret) {
+		fprintf(stderr, "ringtap collect: %s: a trace.dat of %s: %s\n", h->name,
+			h->welcome->boot_id, strerror(-ret));
+		trace_free(t);
+		return ret;
+	}
+	snprintf(t->boot_id, sizeof(t->boot_id), "%s", h->welcome->boot_id);
+	return 0;
+}
+
+/*
+ * Whether the trace.dat of p's boot is open, opened if the host's Welcome
+ * is of that boot; another boot's is ended.
+ */
+static bool trace_ready(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p)
+{
+	struct host_trace *t = &h->trace;
+
+	if (!c->outdir || c->text_only)
+		return false;
+	if (t->td && strcmp(t->boot_id, p->boot_id))
+		trace_close(h);
+	if (t->td)
+		return true;
+	return h->welcome && !strcmp(h->welcome->boot_id, p->boot_id) && !trace_open(c, h);
+}
+
+/*
+ * A record's raw bytes onto its CPU's page, in the trace.dat of its boot
+ * (a new boot's Welcome ends the one before). Without them (a daemon before
+ * PublishedRecords.raw, a boot whose Welcome is not here) it is counted.
+ */
+static void trace_record(struct rt_collector *c, struct rt_pub_host *h,
+			 const Ringtap__Published *p, uint64_t ts, const ProtobufCBinaryData *raw)
+{
+	struct host_trace *t = &h->trace;
+	int ret;
+
+	if (!c->outdir || c->text_only)
+		return;
+	if (!raw || !trace_ready(c, h, p) || p->cpu >= t->ncpus || t->error) {
+		h->untraced++;
+		return;
+	}
+	ret = rt_page_builder_add(t->cpus[p->cpu], ts, raw->data, raw->len);
+	if (ret == -ENOSPC) {
+		trace_page(h, p->cpu);
+		ret = rt_page_builder_add(t->cpus[p->cpu], ts, raw->data, raw->len);
+	}
+	if (ret)
+		h->untraced++;
+	else
+		h->traced++;
+}
+
+/*
+ * Records lost on a CPU (Lost, kernel or publish buffer) of the open trace.dat's
+ * boot: the records before them end their page, the next page says it missed
+ * events (trace-cmd shows the count), and the CPU's stats count them.
+ */
+static void trace_lost(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p)
+{
+	struct host_trace *t = &h->trace;
+	const Ringtap__Lost *l = p->lost;
+
+	if (!trace_ready(c, h, p) || p->cpu >= t->ncpus)
+		return;
+	trace_page(h, p->cpu);
+	rt_page_builder_missed(t->cpus[p->cpu],
+			       l->has_count_exact && !l->count_exact ? 0 : l->count);
+	t->lost[p->cpu][l->source == RINGTAP__LOSS_SOURCE__QUEUE] += l->count;
+}
+
 /* A record's line, unless its number was taken before. */
 static int put_record(struct rt_collector *c, struct rt_pub_host *h, const char *subject,
-		      const Ringtap__Published *p, const Ringtap__Record *rec, uint64_t seq)
+		      const Ringtap__Published *p, const Ringtap__Record *rec,
+		      const ProtobufCBinaryData *raw, uint64_t seq)
 {
 	struct ringtap_event ev = { .kind = RINGTAP_RECORD, .cpu = p->cpu };
 	struct schema_slot *s;
@@ -308,6 +530,7 @@ static int put_record(struct rt_collector *c, struct rt_pub_host *h, const char 
 		h->no_schema++;
 	h->records++;
 	c->records++;
+	trace_record(c, h, p, rec->timestamp, raw);
 	if (c->lag_ms) {
 		struct timespec now;
 		uint64_t ns, ms;
@@ -325,6 +548,7 @@ static int put_record(struct rt_collector *c, struct rt_pub_host *h, const char 
 struct page_entry {
 	uint64_t seq;
 	const Ringtap__Record *rec;
+	const ProtobufCBinaryData *raw;
 	size_t part;
 };
 
@@ -355,15 +579,18 @@ static int flush_page(struct rt_collector *c, struct rt_pub_host *h)
 	for (size_t i = 0; all && i < g->n; i++) {
 		const Ringtap__Published *p = g->parts[i].msg;
 
-		for (size_t r = 0; r < p->records->n_records; r++)
-			all[k++] = (struct page_entry){ p->seq + p->records->offsets[r],
-							p->records->records[r], i };
+		const Ringtap__PublishedRecords *pr = p->records;
+
+		for (size_t r = 0; r < pr->n_records; r++)
+			all[k++] = (struct page_entry){
+				p->seq + pr->offsets[r], pr->records[r],
+				pr->n_raw == pr->n_records ? &pr->raw[r] : NULL, i };
 	}
 	if (all)
 		qsort(all, n, sizeof(*all), by_seq);
 	for (size_t i = 0; all && i < n && !ret; i++)
 		ret = put_record(c, h, g->parts[all[i].part].subject, g->parts[all[i].part].msg,
-				 all[i].rec, all[i].seq);
+				 all[i].rec, all[i].raw, all[i].seq);
 	free(all);
 	for (size_t i = 0; i < g->n; i++) {
 		free(g->parts[i].subject);
@@ -472,13 +699,16 @@ take:
 		return 0;
 	case RINGTAP__PUBLISHED__MSG_SCHEMA:
 		describe(c, subject, data, len);
+		if (h->trace.td && p->schema->format && !strcmp(h->trace.boot_id, p->boot_id))
+			tracedat_add_format(h->trace.td, p->schema->system, p->schema->format,
+					    strlen(p->schema->format));
 		ret = keep_schema(h, subject, p);
 		if (!ret)
 			return 0;
 		break;
 	case RINGTAP__PUBLISHED__MSG_RECORD:
 		/* One record a message: what ringtapd published before PublishedRecords. */
-		ret = put_record(c, h, subject, p, p->record, p->seq);
+		ret = put_record(c, h, subject, p, p->record, NULL, p->seq);
 		break;
 	case RINGTAP__PUBLISHED__MSG_LOST:
 		ev.kind = RINGTAP_LOST;
@@ -487,6 +717,7 @@ take:
 			h->lost_queue += p->lost->count;
 		else
 			h->lost_kernel += p->lost->count;
+		trace_lost(c, h, p);
 		ret = put_line(c, h, NULL, &ev);
 		break;
 	default:
@@ -510,6 +741,19 @@ int rt_collector_flush(struct rt_collector *c)
 			ret = err;
 		else if (c->hosts[i]->out && fflush(c->hosts[i]->out))
 			ret = -errno;
+	}
+	return ret;
+}
+
+int rt_collector_finish(struct rt_collector *c)
+{
+	int ret = rt_collector_flush(c);
+
+	for (size_t i = 0; i < c->n_hosts; i++) {
+		int err = trace_close(c->hosts[i]);
+
+		if (err && !ret)
+			ret = err;
 	}
 	return ret;
 }
@@ -588,6 +832,11 @@ void rt_collector_summary(const struct rt_collector *c, FILE *f)
 		if (h->twice)
 			fprintf(f, ", %" PRIu64 " stored twice (taken once)", h->twice);
 		fputc('\n', f);
+		if (h->files)
+			fprintf(f, "ringtap collect: trace.dat of %s: %" PRIu64 " records in %"
+				PRIu64 " pages, %u file%s, %" PRIu64 " records left out\n", h->name,
+				h->traced, h->trace_pages, h->files, h->files > 1 ? "s" : "",
+				h->untraced);
 	}
 	if (c->bad)
 		fprintf(f, "ringtap collect: %" PRIu64 " messages were not ringtapd's\n", c->bad);

@@ -2,7 +2,9 @@
 #pragma once
 /*
  * published: ringtapd's NATS messages (docs/PROTOCOL.md, NATS) turned back
- * into the text lines of ringtap stream, one file per host. Keeps each
+ * into the text lines of ringtap stream, one file per host, and into a
+ * trace.dat per host and boot (pages rebuilt from the records' raw bytes
+ * with the Welcome's layout, page-build.c; formats from the Schemas). Keeps each
  * host's Welcome and Schemas as they come on the stream and counts records,
  * losses and sequence gaps. The bytes are untrusted: a message that is not
  * one of ringtapd's is counted and skipped. Writes files, no network.
@@ -17,6 +19,7 @@ struct rt_pub_host;
 struct rt_collector {
 	char *outdir;		/* NULL: lines are counted, not written */
 	unsigned int flags;	/* RINGTAP_FORMAT_* */
+	bool text_only;		/* no trace.dat */
 	struct rt_pub_host **hosts;
 	size_t n_hosts;
 	char *line;
@@ -58,6 +61,12 @@ int rt_collector_measure_lag(struct rt_collector *c);
 
 /* Writes the page held of every host and flushes every host's file. */
 int rt_collector_flush(struct rt_collector *c);
+/*
+ * At the end: rt_collector_flush, then each host's trace.dat (DIR/NAME.dat,
+ * NAME.1.dat, ... one per boot; a resumed run begins the next free name)
+ * finished. 0 or the first error (said on stderr).
+ */
+int rt_collector_finish(struct rt_collector *c);
 
 /*
  * One line per host: records, losses the stream reported (kernel, publish

@@ -52,6 +52,8 @@ static const struct key_desc keys[RT_CONF_N_KEYS] = {
 	[RT_CONF_NATS_EVENTS] = { "nats_events", true, false, NULL },
 	[RT_CONF_NATS_STREAM] = { "nats_stream", true, false, "RINGTAP" },
 	[RT_CONF_NATS_MAX_PENDING] = { "nats_max_pending", false, false, NULL, 4096, 1, 1UL << 20 },
+	/* 0: a page a message; else a drain's pages of a CPU held up to this (publish.h). */
+	[RT_CONF_NATS_MAX_MESSAGE_KB] = { "nats_max_message_kb", false, false, NULL, 0, 0, 1024 },
 };
 
 void rt_config_defaults(struct rt_config *cfg)

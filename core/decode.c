@@ -6,20 +6,7 @@
 #include <event-parse.h>
 
 #include "decode.h"
-
-/*
- * The commit word's flag bits and the event header's type_len values are
- * the ring buffer's ABI (kernel/trace/ring_buffer.c), which kbuffer also
- * decodes; layout.c checks that header_event announces these values and
- * that kbuffer finds the page header where header_page says it is.
- */
-#define COMMIT_MISSED_EVENTS	(1ULL << 31)
-#define COMMIT_MISSED_STORED	(1ULL << 30)
-#define COMMIT_SIZE_BITS	27
-#define TYPE_LEN_BITS		5
-#define TYPE_PADDING		29
-#define TYPE_TIME_EXTEND	30
-#define TYPE_TIME_STAMP		31
+#include "rb-abi.h"
 
 /* Absolute time stamps lack the top 5 bits: they come from the running time. */
 #define TS_ABSOLUTE_MSB		(0xf8ULL << 56)

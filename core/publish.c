@@ -16,6 +16,7 @@ struct pub_event {
 	uint8_t state;		/* 0: not looked at, 1: published, 2: not */
 	bool schema_sent;	/* since the last Welcome */
 	size_t part;		/* 1 + its part of the page being read, 0: none yet */
+	size_t bpart;		/* 1 + its part of the batch held, 0: none */
 	char *subject;
 };
 
@@ -23,6 +24,7 @@ struct pub_event {
 struct pub_part {
 	struct pub_event *event;
 	struct rt_buf records;	/* PublishedRecords.records entries */
+	struct rt_buf raw;	/* PublishedRecords.raw entries */
 	uint32_t *offsets;	/* each one's number less the page's first */
 	size_t n, cap;
 	uint64_t last_ts;	/* for a drop's report */
@@ -50,6 +52,15 @@ struct rt_publisher {
 	bool page_open;
 	unsigned int page_cpu;
 	uint64_t page_seq;	/* the page's CPU's count before it */
+	/*
+	 * Pages of one CPU whose parts are held together, a message per event,
+	 * until the drain ends or a message would pass max_message bytes.
+	 */
+	size_t max_message;	/* 0: a page a message */
+	struct pub_part *batch;
+	size_t n_batch, batch_cap, batch_bytes;
+	unsigned int batch_cpu;
+	uint64_t batch_seq;	/* the batch's first page's CPU count */
 	uint64_t control;	/* Welcome, Schema and Lost messages: their ids' numbers */
 	struct rt_buf scratch, packed;
 	struct rt_record_encoder *encoder;	/* records as the socket's DECODED sends them */
@@ -128,10 +139,14 @@ static struct rt_pub_msg *wrap(struct rt_publisher *p, const char *subject, unsi
 			   len, RT_MSG_ID_CONTROL, p->control++);
 }
 
+static void send_batch(struct rt_publisher *p);
+
 void rt_publisher_welcome(struct rt_publisher *p)
 {
 	struct rt_pub_msg *m = NULL;
 
+	/* What is held goes to the stream its Schemas went to. */
+	send_batch(p);
 	for (size_t i = 0; i < p->n_events; i++)
 		p->events[i].schema_sent = false;
 	/* Control messages are not dropped: their number is bounded by events and reconnects. */
@@ -195,9 +210,16 @@ void rt_publisher_free(struct rt_publisher *p)
 		return;
 	for (size_t i = 0; i < p->parts_cap; i++) {
 		rt_buf_free(&p->parts[i].records);
+		rt_buf_free(&p->parts[i].raw);
 		free(p->parts[i].offsets);
 	}
 	free(p->parts);
+	for (size_t i = 0; i < p->batch_cap; i++) {
+		rt_buf_free(&p->batch[i].records);
+		rt_buf_free(&p->batch[i].raw);
+		free(p->batch[i].offsets);
+	}
+	free(p->batch);
 	for (size_t i = 0; i < p->n_events; i++)
 		free(p->events[i].subject);
 	free(p->events);
@@ -258,7 +280,9 @@ static int send_schema(struct rt_publisher *p, struct pub_event *e, const struct
 	struct rt_pub_msg *m;
 
 	p->scratch.len = 0;
-	if (rt_encode_schema_frame(ev, NULL, NULL, NULL, &p->scratch))
+	/* The format text too: a collector's trace.dat needs it. */
+	if (rt_encode_schema_frame(ev, NULL, rt_layout_format(p->layout, ev->id), NULL,
+				   &p->scratch))
 		return -ENOMEM;
 	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA);
 	if (!m)
@@ -316,51 +340,71 @@ static void drop(struct rt_publisher *p, unsigned int cpu, uint64_t count, uint6
 	p->dropped += count;
 }
 
-/* The event's part of the page, made when its first record comes. */
-static struct pub_part *page_part(struct rt_publisher *p, struct pub_event *e)
+/* The event's part in parts (the page's or the batch's; *index its 1 + index), made if new. */
+static struct pub_part *get_part(struct pub_part **parts, size_t *n, size_t *cap,
+				 struct pub_event *e, size_t *index)
 {
 	struct pub_part *part;
 
-	if (e->part)
-		return &p->parts[e->part - 1];
-	if (p->n_parts == p->parts_cap) {
-		size_t cap = p->parts_cap ? 2 * p->parts_cap : 8;
-		struct pub_part *grown = realloc(p->parts, cap * sizeof(*grown));
+	if (*index)
+		return &(*parts)[*index - 1];
+	if (*n == *cap) {
+		size_t more = *cap ? 2 * *cap : 8;
+		struct pub_part *grown = realloc(*parts, more * sizeof(*grown));
 
 		if (!grown)
 			return NULL;
-		memset(grown + p->parts_cap, 0, (cap - p->parts_cap) * sizeof(*grown));
-		p->parts = grown;
-		p->parts_cap = cap;
+		memset(grown + *cap, 0, (more - *cap) * sizeof(*grown));
+		*parts = grown;
+		*cap = more;
 	}
-	part = &p->parts[p->n_parts++];
+	part = &(*parts)[(*n)++];
 	part->event = e;
 	part->records.len = 0;
+	part->raw.len = 0;
 	part->n = 0;
-	e->part = p->n_parts;
+	*index = *n;
 	return part;
+}
+
+static struct pub_part *page_part(struct rt_publisher *p, struct pub_event *e)
+{
+	return get_part(&p->parts, &p->n_parts, &p->parts_cap, e, &e->part);
+}
+
+static int part_room(struct pub_part *part, size_t n)
+{
+	if (part->n + n > part->cap) {
+		size_t cap = part->cap ? part->cap : 64;
+		uint32_t *grown;
+
+		while (cap < part->n + n)
+			cap *= 2;
+		grown = realloc(part->offsets, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		part->offsets = grown;
+		part->cap = cap;
+	}
+	return 0;
 }
 
 static int part_put(struct rt_publisher *p, struct pub_event *e, const struct rt_record *rec,
 		    uint32_t offset)
 {
 	struct pub_part *part = page_part(p, e);
-	size_t len;
+	size_t len, raw;
 
-	if (!part)
+	if (!part || part_room(part, 1))
 		return -ENOMEM;
-	if (part->n == part->cap) {
-		size_t cap = part->cap ? 2 * part->cap : 64;
-		uint32_t *grown = realloc(part->offsets, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		part->offsets = grown;
-		part->cap = cap;
-	}
 	len = part->records.len;
-	if (rt_record_encoder_put(p->encoder, rec, &part->records)) {
+	raw = part->raw.len;
+	if (rt_record_encoder_put(p->encoder, rec, &part->records) ||
+	    rt_buf_put_varint(&part->raw, (3 << 3) | 2) ||
+	    rt_buf_put_varint(&part->raw, rec->size) ||
+	    rt_buf_put(&part->raw, rec->data, rec->size)) {
 		part->records.len = len;
+		part->raw.len = raw;
 		return -ENOMEM;
 	}
 	part->offsets[part->n++] = offset;
@@ -413,8 +457,9 @@ void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t
 	l->last_ts = before_ts;
 }
 
-/* A part's message: PublishedRecords, its records as they are, then the packed offsets. */
-static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part *part)
+/* A part's message: PublishedRecords, its records as they are, the packed offsets, the raw ones. */
+static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part *part,
+				   unsigned int cpu, uint64_t seq)
 {
 	size_t packed = 0;
 
@@ -433,35 +478,111 @@ static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part
 	for (size_t i = 0; i < part->n; i++)
 		if (rt_buf_put_varint(&p->scratch, part->offsets[i]))
 			return NULL;
-	return publish_msg(p, part->event->subject, p->page_cpu, p->page_seq,
-			   RINGTAP__PUBLISHED__MSG_RECORDS, p->scratch.data, p->scratch.len,
-			   RT_MSG_ID_RECORDS, p->page_seq + part->offsets[0]);
+	if (rt_buf_put(&p->scratch, part->raw.data, part->raw.len))
+		return NULL;
+	return publish_msg(p, part->event->subject, cpu, seq, RINGTAP__PUBLISHED__MSG_RECORDS,
+			   p->scratch.data, p->scratch.len, RT_MSG_ID_RECORDS,
+			   seq + part->offsets[0]);
+}
+
+/* A part's message, or its records dropped; losses owed on its CPU go first (check_losses). */
+static void send_part(struct rt_publisher *p, struct pub_part *part, unsigned int cpu, uint64_t seq,
+		      bool check_losses)
+{
+	struct rt_pub_msg *m = NULL;
+
+	if ((!check_losses || !owed(&p->cpus[cpu]) || flush_losses(p, cpu)) && room(p))
+		m = part_msg(p, part, cpu, seq);
+	if (m) {
+		m->ts = part->last_ts;
+		p->sink.send(p->sink.ctx, m);
+		p->records += part->n;
+	} else {
+		drop(p, cpu, part->n, part->last_ts);
+	}
+}
+
+/* The batch held, a message per event; its CPU's losses since came after it. */
+static void send_batch(struct rt_publisher *p)
+{
+	for (size_t i = 0; i < p->n_batch; i++) {
+		send_part(p, &p->batch[i], p->batch_cpu, p->batch_seq, false);
+		p->batch[i].event->bpart = 0;
+	}
+	p->n_batch = 0;
+	p->batch_bytes = 0;
+}
+
+/* A page's part into the batch, its numbers counted from the batch's first page. */
+static int batch_put(struct rt_publisher *p, const struct pub_part *part)
+{
+	struct pub_part *b = get_part(&p->batch, &p->n_batch, &p->batch_cap, part->event,
+				      &part->event->bpart);
+	uint64_t shift = p->page_seq - p->batch_seq;
+	size_t len, raw;
+
+	if (!b || part_room(b, part->n) || shift + part->offsets[part->n - 1] > UINT32_MAX)
+		return -ENOMEM;
+	len = b->records.len;
+	raw = b->raw.len;
+	if (rt_buf_put(&b->records, part->records.data, part->records.len) ||
+	    rt_buf_put(&b->raw, part->raw.data, part->raw.len)) {
+		b->records.len = len;
+		b->raw.len = raw;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < part->n; i++)
+		b->offsets[b->n++] = (uint32_t)(shift + part->offsets[i]);
+	b->last_ts = part->last_ts;
+	if (b->records.len + b->raw.len + 5 * b->n > p->batch_bytes)
+		p->batch_bytes = b->records.len + b->raw.len + 5 * b->n;
+	return 0;
 }
 
 void rt_publisher_end_page(struct rt_publisher *p)
 {
 	unsigned int cpu = p->page_cpu;
+	size_t first = 0;	/* parts before it went into the batch */
 
+	/* Another CPU's pages, or this one's before a loss, go before what follows. */
+	if (p->n_batch && (p->batch_cpu != cpu || owed(&p->cpus[cpu])))
+		send_batch(p);
 	for (unsigned int i = 0; i < p->ncpus; i++)
 		if (owed(&p->cpus[i]) && (!p->n_parts || i != cpu))
 			flush_losses(p, i);
-	for (size_t i = 0; i < p->n_parts; i++) {
-		struct pub_part *part = &p->parts[i];
-		struct rt_pub_msg *m = NULL;
+	if (p->max_message && p->n_parts && (!owed(&p->cpus[cpu]) || flush_losses(p, cpu))) {
+		size_t k = 0;
 
-		if ((!owed(&p->cpus[cpu]) || flush_losses(p, cpu)) && room(p))
-			m = part_msg(p, part);
-		if (m) {
-			m->ts = part->last_ts;
-			p->sink.send(p->sink.ctx, m);
-			p->records += part->n;
-		} else {
-			drop(p, cpu, part->n, part->last_ts);
+		if (!p->n_batch) {
+			p->batch_cpu = cpu;
+			p->batch_seq = p->page_seq;
 		}
-		part->event->part = 0;
+		while (k < p->n_parts && !batch_put(p, &p->parts[k]))
+			p->parts[k++].event->part = 0;
+		/* Out of memory or numbers: the batch goes, then the page's other parts. */
+		if (k < p->n_parts || p->batch_bytes >= p->max_message)
+			send_batch(p);
+		first = k;
+	}
+	for (size_t i = first; i < p->n_parts; i++) {
+		send_part(p, &p->parts[i], cpu, p->page_seq, true);
+		p->parts[i].event->part = 0;
 	}
 	p->n_parts = 0;
 	p->page_open = false;
+}
+
+void rt_publisher_end_drain(struct rt_publisher *p)
+{
+	if (p->page_open)
+		rt_publisher_end_page(p);
+	send_batch(p);
+}
+
+void rt_publisher_set_max_message(struct rt_publisher *p, size_t bytes)
+{
+	send_batch(p);
+	p->max_message = bytes;
 }
 
 int rt_publisher_parse_failed(const uint8_t *data, size_t len, unsigned int *cpu,

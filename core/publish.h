@@ -76,6 +76,15 @@ void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec);
 void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t count, bool exact,
 			      uint64_t after_ts, uint64_t before_ts);
 void rt_publisher_end_page(struct rt_publisher *p);
+/*
+ * With a message bound (bytes, 0: a page a message, the default): a CPU's
+ * pages are held together, one message per event, until a message would
+ * pass the bound, another CPU's page or a loss comes, or the drain ends.
+ * The message's seq is its first page's; its id still names its first record.
+ */
+void rt_publisher_set_max_message(struct rt_publisher *p, size_t bytes);
+/* The end of a drain: what is held goes. */
+void rt_publisher_end_drain(struct rt_publisher *p);
 
 /*
  * What a message handed over carried, for when its publish failed (any

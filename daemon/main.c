@@ -175,6 +175,7 @@ static int start_nats(struct ringtapd *d)
 		.stream = rt_config_str(&d->cfg, RT_CONF_NATS_STREAM),
 		.events = (const char *const *)d->nats_globs,
 		.max_pending = d->cfg.num[RT_CONF_NATS_MAX_PENDING],
+		.max_message_kb = d->cfg.num[RT_CONF_NATS_MAX_MESSAGE_KB],
 	};
 
 	if (!d->nats_globs)

@@ -682,6 +682,7 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 			     (uint64_t)now.tv_nsec, layout, o->events, ncpus, &sink) ||
 	    !(n->subjects = strdup(rt_publisher_subjects(n->pub))))
 		goto nomem;
+	rt_publisher_set_max_message(n->pub, o->max_message_kb * 1024);
 	ret = connect_nats(n, o);
 	if (ret)
 		goto fail;
@@ -728,6 +729,11 @@ void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bo
 void rt_nats_end_page(struct rt_nats *n)
 {
 	rt_publisher_end_page(n->pub);
+}
+
+void rt_nats_end_drain(struct rt_nats *n)
+{
+	rt_publisher_end_drain(n->pub);
 }
 
 static const char *state_text(enum conn_state st)

@@ -24,6 +24,7 @@ struct rt_nats_opts {
 	const char *stream;		/* JetStream stream name */
 	const char *const *events;	/* NULL-terminated system:event globs */
 	unsigned long max_pending;	/* messages queued or unacknowledged */
+	unsigned long max_message_kb;	/* 0: a page a message (rt_publisher_set_max_message) */
 };
 
 struct rt_nats_stats {
@@ -51,6 +52,8 @@ void rt_nats_record(struct rt_nats *n, const struct rt_record *rec);
 void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bool exact,
 			 uint64_t after_ts, uint64_t before_ts);
 void rt_nats_end_page(struct rt_nats *n);
+/* A drain's end: the pages held together (nats_max_message_kb) go. */
+void rt_nats_end_drain(struct rt_nats *n);
 
 /*
  * From the loop's timer: reports the losses owed where there is room,

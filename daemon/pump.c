@@ -285,6 +285,8 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
  */
 static void drained(struct rt_pump *p)
 {
+	if (p->to.nats)
+		rt_nats_end_drain(p->to.nats);
 	if (p->to.server)
 		rt_server_flush(p->to.server);
 	if (p->to.text)
@@ -473,7 +475,7 @@ void rt_pump_finish(struct rt_pump *p)
 		rt_server_flush(p->to.server);
 	}
 	if (p->to.nats)
-		rt_nats_end_page(p->to.nats);
+		rt_nats_end_drain(p->to.nats);
 out:
 	free(stats);
 	free(have);

@@ -43,6 +43,8 @@ static void usage(FILE *f)
 	"      --nats-events=LIST  system:event globs published (default: --events)\n"
 	"      --nats-stream=NAME  JetStream stream (default %s)\n"
 	"      --nats-max-pending=N  messages unacknowledged before records drop\n"
+	"      --nats-max-message-kb=N  a drain's pages of a CPU in one message per\n"
+	"                          event up to N KiB (default 0: a page a message)\n"
 	"                          (default %lu)\n"
 	"      --wait-subscribers=N  read nothing until N clients subscribed (tests,\n"
 	"                          replays of a captured tree)\n"
@@ -151,6 +153,7 @@ static const struct option longopts[] = {
 	{ "nats-events", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "nats-stream", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "nats-max-pending", required_argument, NULL, OPT_CONFIG_KEY },
+	{ "nats-max-message-kb", required_argument, NULL, OPT_CONFIG_KEY },
 	{ "wait-subscribers", required_argument, NULL, OPT_WAIT_SUBSCRIBERS },
 	{ "tracing-dir", required_argument, NULL, 't' },
 	{ "duration", required_argument, NULL, 'd' },

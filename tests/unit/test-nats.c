@@ -216,7 +216,7 @@ static void test_round_trip(const char *root, const char *dir)
 	CHECK_EQ(rt_collector_take(&col, "ringtap.a/b.x.y", (const uint8_t *)"", 0), -EBADMSG);
 	CHECK_EQ(rt_collector_take(&col, "ringtap.h1.x.y", (const uint8_t *)"\xff\xff", 2), -EBADMSG);
 	CHECK_EQ(col.bad, 3);
-	CHECK_EQ(rt_collector_flush(&col), 0);
+	CHECK_EQ(rt_collector_finish(&col), 0);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&col, mem);
 	fclose(mem);
@@ -239,6 +239,8 @@ static void test_round_trip(const char *root, const char *dir)
 		free(text);
 	}
 	unlink(file);
+	snprintf(file, sizeof(file), "%s/h1.dat", dir);
+	unlink(file);
 	free(summary);
 	ctx_release(&x);
 	rt_collector_release(&col);
@@ -257,8 +259,12 @@ static uint64_t page_key(const struct rt_pub_msg *m)
 	return key;
 }
 
-/* Messages m, delivered to a collector writing into dir/h1.txt; returns the text. */
-static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct rt_collector *col)
+/*
+ * Messages m, delivered to a collector writing into dir/h1.txt and dir/h1.dat;
+ * returns the text, and the trace.dat in *dat (*dat_len bytes).
+ */
+static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct rt_collector *col,
+		     char **dat, size_t *dat_len)
 {
 	char file[4200];
 	size_t len;
@@ -288,9 +294,12 @@ static char *collect(const char *dir, struct rt_pub_msg *m, bool shuffle, struct
 		}
 		m = end;
 	}
-	CHECK_EQ(rt_collector_flush(col), 0);
+	CHECK_EQ(rt_collector_finish(col), 0);
 	snprintf(file, sizeof(file), "%s/h1.txt", dir);
 	text = read_whole_file(file, &len);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/h1.dat", dir);
+	*dat = read_whole_file(file, dat_len);
 	unlink(file);
 	return text;
 }
@@ -307,8 +316,8 @@ static void test_order(const char *root, const char *dir)
 	struct rt_collector col;
 	struct ctx x = { .fx = &fx, .col = &col };
 	const struct rt_publisher_sink s = { room, sink, &x };
-	char *plain, *shuffled, *summary = NULL;
-	size_t slen = 0;
+	char *plain, *shuffled, *summary = NULL, *dat_plain, *dat_shuffled;
+	size_t slen = 0, plain_len = 0, shuffled_len = 0;
 	FILE *mem;
 
 	x.kept_tail = &x.kept;
@@ -322,10 +331,10 @@ static void test_order(const char *root, const char *dir)
 		return;
 	publish_cpu(&x, 0);
 	publish_cpu(&x, 1);
-	plain = collect(dir, x.kept, false, &col);
+	plain = collect(dir, x.kept, false, &col, &dat_plain, &plain_len);
 	CHECK_EQ(col.records, 102);
 	rt_collector_release(&col);
-	shuffled = collect(dir, x.kept, true, &col);
+	shuffled = collect(dir, x.kept, true, &col, &dat_shuffled, &shuffled_len);
 	CHECK_EQ(col.records, 102);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&col, mem);
@@ -335,11 +344,103 @@ static void test_order(const char *root, const char *dir)
 	CHECK(strstr(summary, " stored twice (taken once)") != NULL);
 	CHECK(plain && shuffled && !strcmp(plain, shuffled));
 	CHECK(plain && strstr(plain, "ftrace:print") != NULL);
+	/* Every record once in the trace.dat, in its order: the same file either way. */
+	CHECK(strstr(summary, "trace.dat of h1: 102 records in 2 pages, 1 file, 0 records left out\n"));
+	CHECK(dat_plain && dat_shuffled);
+	CHECK_EQ(shuffled_len, plain_len);
+	CHECK(plain_len > 4096 && dat_plain && dat_shuffled &&
+	      !memcmp(dat_plain, dat_shuffled, plain_len));
 	rt_collector_release(&col);
 	free(plain);
 	free(shuffled);
+	free(dat_plain);
+	free(dat_shuffled);
 	free(summary);
 	ctx_release(&x);
+}
+
+/* Records messages in a list, and the records they carry. */
+static size_t records_messages(const struct rt_pub_msg *m, size_t *records)
+{
+	size_t n = 0;
+
+	*records = 0;
+	for (; m; m = m->next) {
+		Ringtap__Published *p = ringtap__published__unpack(NULL, m->len, m->data);
+
+		if (p && p->msg_case == RINGTAP__PUBLISHED__MSG_RECORDS) {
+			n++;
+			*records += p->records->n_records;
+		}
+		if (p)
+			ringtap__published__free_unpacked(p, NULL);
+	}
+	return n;
+}
+
+/*
+ * A drain's pages of a CPU held together up to a message bound: fewer
+ * messages, every id distinct, and a collector writes the same text and the
+ * same trace.dat as from a page a message, also when every message comes
+ * twice and backwards (the copies counted). The overrun tree puts kernel
+ * losses between pages: their lines stay where they were.
+ */
+static void test_batch(const char *root, const char *dir, const char *tree)
+{
+	static const char *const both[] = { "ringtap_test:*", "ftrace:print", NULL };
+	struct fixture fx[2];
+	struct ctx x[2] = { { .fx = &fx[0] }, { .fx = &fx[1] } };
+	struct rt_collector col;
+	char *text[3] = { 0 }, *dat[3] = { 0 };
+	size_t dat_len[3] = { 0 }, msgs[2], recs[2];
+
+	for (int b = 0; b < 2; b++) {
+		const struct rt_publisher_sink s = { room, sink, &x[b] };
+
+		x[b].kept_tail = &x[b].kept;
+		x[b].col = &col;
+		if (fixture_open(&fx[b], root, tree, both)) {
+			CHECK(!"fixture opens");
+			return;
+		}
+		x[b].host = (struct rt_host){ "h1", "6.1", "b00t", 2, "local" };
+		CHECK_EQ(rt_publisher_new(&x[b].pub, &x[b].host, 42, fx[b].layout, both, 2, &s), 0);
+		if (!x[b].pub)
+			return;
+		if (b)
+			rt_publisher_set_max_message(x[b].pub, 16384);
+		for (int cpu = 0; cpu < 2; cpu++) {
+			publish_cpu(&x[b], cpu);
+			rt_publisher_end_drain(x[b].pub);
+		}
+		msgs[b] = records_messages(x[b].kept, &recs[b]);
+	}
+	CHECK_EQ(recs[1], recs[0]);
+	CHECK(msgs[1] * 3 <= msgs[0]);
+	printf("%s: %zu records in %zu messages a page each, %zu batched (%.1f, %.1f a message)\n",
+	       tree, recs[0], msgs[0], msgs[1], (double)recs[0] / msgs[0],
+	       (double)recs[1] / msgs[1]);
+	for (size_t i = 0; i < x[1].n_ids; i++)
+		for (size_t j = i + 1; j < x[1].n_ids; j++)
+			CHECK(strcmp(x[1].ids[i], x[1].ids[j]));
+	for (int k = 0; k < 3; k++) {
+		text[k] = collect(dir, x[k ? 1 : 0].kept, k == 2, &col, &dat[k], &dat_len[k]);
+		if (k == 2)
+			CHECK_EQ(col.records, recs[0]);
+		rt_collector_release(&col);
+	}
+	for (int k = 1; k < 3; k++) {
+		CHECK(text[0] && text[k] && !strcmp(text[0], text[k]));
+		CHECK(dat[0] && dat[k] && dat_len[k] == dat_len[0] &&
+		      !memcmp(dat[0], dat[k], dat_len[0]));
+	}
+	CHECK(text[0] && strstr(text[0], "ftrace:print") != NULL);
+	for (int k = 0; k < 3; k++) {
+		free(text[k]);
+		free(dat[k]);
+	}
+	ctx_release(&x[0]);
+	ctx_release(&x[1]);
 }
 
 /*
@@ -379,7 +480,7 @@ static void test_resume(const char *root, const char *dir)
 	first.descriptions = kept;
 	for (m = x.kept; m != half; m = m->next)
 		CHECK_EQ(rt_collector_take(&first, m->subject, m->data, m->len), 0);
-	CHECK_EQ(rt_collector_flush(&first), 0);
+	CHECK_EQ(rt_collector_finish(&first), 0);
 	CHECK(first.records > 0 && first.records < 100);
 	rewind(kept);
 	CHECK_EQ(rt_collector_init(&second, dir, RINGTAP_FORMAT_NO_TIME), 0);
@@ -387,7 +488,7 @@ static void test_resume(const char *root, const char *dir)
 	CHECK_EQ(rt_collector_restore(&second, kept), 0);
 	for (m = half; m; m = m->next)
 		CHECK_EQ(rt_collector_take(&second, m->subject, m->data, m->len), 0);
-	CHECK_EQ(rt_collector_flush(&second), 0);
+	CHECK_EQ(rt_collector_finish(&second), 0);
 	CHECK_EQ(first.records + second.records, 100);
 	mem = open_memstream(&summary, &slen);
 	rt_collector_summary(&second, mem);
@@ -395,6 +496,17 @@ static void test_resume(const char *root, const char *dir)
 	printf("%s", summary);
 	CHECK(strstr(summary, " 0 missing unreported\n") != NULL);
 	CHECK(!strstr(summary, "without a schema"));
+	/* The second run's records in a file of their own beside the first run's. */
+	snprintf(file, sizeof(file), "trace.dat of h1: %" PRIu64 " records in 2 pages, 1 file, "
+		 "0 records left out\n", second.records);
+	CHECK(strstr(summary, file) != NULL);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+
+		snprintf(file, sizeof(file), i ? "%s/h1.1.dat" : "%s/h1.dat", dir);
+		CHECK(!stat(file, &st) && st.st_size > 4096);
+		unlink(file);
+	}
 	fclose(kept);
 	free(summary);
 	rt_collector_release(&first);
@@ -428,7 +540,7 @@ static void test_new_fails(const char *root)
 {
 	struct fixture fx;
 	struct rt_host host = { .hostname = "h" };
-	struct rt_nats_opts o = { "nats://localhost:port", "RINGTAP", events, 16 };
+	struct rt_nats_opts o = { "nats://localhost:port", "RINGTAP", events, 16, 0 };
 	/* Any pointer the call must leave as it found it. */
 	struct rt_nats *const before = (struct rt_nats *)&fx;
 	struct rt_nats *n = before;
@@ -453,6 +565,8 @@ int main(int argc, char **argv)
 	}
 	test_round_trip(root, dir);
 	test_order(root, dir);
+	test_batch(root, dir, "stock");
+	test_batch(root, dir, "rt-overrun");
 	test_resume(root, dir);
 	test_msg_id();
 	test_new_fails(root);
