@@ -5,7 +5,7 @@
  * does per record), on the same captured pages, in the same process.
  *
  * usage: decode-bench FIXTURE_DIR [ROUNDS [MODE]]
- * MODE (decode, text, encode or tep) runs that loop alone: what
+ * MODE (decode, text, encode or tep, ...) runs that loop alone: what
  * bench/instructions counts under callgrind.
  */
 #include <errno.h>
@@ -22,6 +22,8 @@
 #include "encode.h"
 #include "format.h"
 #include "layout.h"
+#include "ring-reader.h"
+#include "ring.h"
 #include "text.h"
 #include "tracefs.h"
 #include "view.h"
@@ -300,6 +302,144 @@ static int pages_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *
 	return 0;
 }
 
+
+/*
+ * A ring reader's side (libringtap's RING transport, client/ring-reader.c):
+ * each round writes the pages into a page ring as ringtapd does (mode
+ * ring-write: that alone, the daemon's part), then (ring-view) the reader
+ * takes every page announced out of the ring, decodes it and makes each
+ * record's view, every value of it, as ringtap stream reads them; or
+ * (ring-line) formats its text line too. ring-view less ring-write is the
+ * reader's decode from ring pages.
+ */
+static int ring_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *pages[2],
+		     size_t lens[2], const char *const *globs, int rounds, int only, struct ctx *c,
+		     double ns[3])
+{
+	struct rt_host host = { "bench", "6.1", "b00t", 2, "local" };
+	struct rt_ring_geometry g = { 2, 16, l->sub_buffer_size };
+	struct rt_ring_reader_opts o = { .encoding = RINGTAP__ENCODING__DECODED,
+					 .events = globs };
+	Ringtap__Frame *schemas[4096] = { 0 };
+	uint64_t zeros[2] = { 0, 0 }, before[2] = { 0, 0 };
+	Ringtap__Ring ring_frame = RINGTAP__RING__INIT;
+	struct rt_ring_reader *reader = NULL;
+	struct rt_why why = { "" };
+	struct rt_buf b = { 0 };
+	Ringtap__Welcome *welcome;
+	unsigned int records[2][64];
+	const uint8_t *msg;
+	struct rt_ring ring;
+	size_t size = rt_ring_size(&g), len;
+	void *area = NULL;
+	char line[1024];
+
+	if (rt_encode_welcome_frame(2, RINGTAP__ENCODING__RAW, &host, l, &b) ||
+	    rt_encode_inner(&b, true, &msg, &len) ||
+	    !(welcome = ringtap__welcome__unpack(NULL, len, msg)))
+		return 1;
+	rt_buf_free(&b);
+	if (!size || posix_memalign(&area, 4096, size) || !memset(area, 0, size) ||
+	    rt_ring_format(&ring, area, size, &g) ||
+	    rt_ring_reader_new(&reader, welcome, &o, &why))
+		return 1;
+	for (int i = 0; i < tep_get_events_count(l->tep); i++) {
+		struct tep_event *ev = tep_get_event(l->tep, i);
+		Ringtap__Frame *raw, *decoded = NULL;
+		uint64_t flen;
+		int used;
+
+		if (ev->id < 0 || ev->id >= 4096 || tep_find_event(l->tep, ev->id) != ev)
+			continue;
+		b.len = 0;
+		if (rt_encode_schema_frame(ev, NULL, rt_layout_format(l, ev->id), NULL, &b))
+			return 1;
+		used = rt_wire_varint_decode(b.data, b.len, &flen);
+		raw = ringtap__frame__unpack(NULL, flen, b.data + used);
+		if (!raw || rt_ring_reader_schema(reader, raw->schema, &decoded, &why))
+			return 1;
+		if (decoded)
+			rt_ring_reader_bind_schema(reader, decoded->schema);
+		schemas[ev->id] = decoded;
+		ringtap__frame__free_unpacked(raw, NULL);
+	}
+	rt_buf_free(&b);
+	ring_frame.size = size;
+	ring_frame.n_start_page = ring_frame.n_events_before = ring_frame.n_kernel_lost =
+		ring_frame.n_kernel_inexact = ring_frame.n_malformed = 2;
+	ring_frame.start_page = ring_frame.events_before = ring_frame.kernel_lost =
+		ring_frame.kernel_inexact = ring_frame.malformed = zeros;
+	if (rt_ring_reader_attach(reader, &ring_frame, area, size, &why))
+		return 1;
+	for (int cpu = 0; cpu < 2; cpu++)
+		for (size_t off = 0, i = 0; off < lens[cpu] && i < 64; off += l->sub_buffer_size, i++) {
+			struct rt_page_result res;
+
+			if (rt_decode_page(d, (unsigned int)cpu, pages[cpu] + off, l->sub_buffer_size,
+					   NULL, NULL, &res))
+				return 1;
+			records[cpu][i] = res.records;
+		}
+	for (int mode = 10; mode < 13; mode++) {
+		unsigned long long events = 0;
+		double t;
+
+		if (only >= 0 && mode != only)
+			continue;
+		t = now_ns();
+		for (int r = 0; r < rounds; r++) {
+			uint32_t cpus[2] = { 0, 1 };
+			uint64_t written[2];
+			Ringtap__RingReady note = RINGTAP__RING_READY__INIT;
+			const struct rt_record_view *view;
+			struct ringtap_event ev;
+
+			for (unsigned int cpu = 0; cpu < 2; cpu++)
+				for (size_t off = 0, i = 0; off < lens[cpu] && i < 64;
+				     off += l->sub_buffer_size, i++) {
+					struct rt_ring_page_info info = {
+						.len = l->sub_buffer_size, .records = records[cpu][i],
+						.events_before = before[cpu],
+					};
+
+					memcpy(rt_ring_begin(&ring, cpu), pages[cpu] + off, info.len);
+					rt_ring_commit(&ring, cpu, &info);
+					before[cpu] += info.records;
+					if (mode == 10)
+						events += info.records;
+				}
+			if (mode == 10)
+				continue;
+			written[0] = rt_ring_written(&ring, 0);
+			written[1] = rt_ring_written(&ring, 1);
+			note.n_cpus = note.n_written = 2;
+			note.cpus = cpus;
+			note.written = written;
+			if (rt_ring_reader_ready(reader, &note, &why))
+				return 1;
+			/* Cleared per event, as ringtap_next() does. */
+			while (rt_ring_reader_next(reader, memset(&ev, 0, sizeof(ev)), &view,
+						   &why) == 1) {
+				if (ev.kind != RINGTAP_RECORD)
+					continue;
+				events++;
+				if (mode == 12)
+					rt_format_view(line, sizeof(line), welcome->layout, ev.cpu, view,
+						       ev.schema, 0);
+			}
+		}
+		ns[mode - 10] = (now_ns() - t) / (double)events;
+		c->events = events;
+	}
+	rt_ring_reader_free(reader);
+	for (int i = 0; i < 4096; i++)
+		if (schemas[i])
+			ringtap__frame__free_unpacked(schemas[i], NULL);
+	ringtap__welcome__free_unpacked(welcome, NULL);
+	free(area);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const events[] = { "ringtap_test:ringtap_test", "sched:sched_switch",
@@ -318,16 +458,18 @@ int main(int argc, char **argv)
 	double ns_view = 0, ns_line = 0, ns_unpack = 0, ns_unpack_line = 0;
 	unsigned long long n_tep = 0;
 	static const char *const modes[] = { "decode", "text", "encode", "tep", "view", "line",
-					     "unpack", "unpack-line", "pages-unpack", "pages-view" };
-	double ns_pages[2] = { 0, 0 };
+					     "unpack", "unpack-line", "pages-unpack", "pages-view",
+					     "ring-write", "ring-view", "ring-line" };
+	double ns_pages[2] = { 0, 0 }, ns_ring[3] = { 0, 0, 0 };
 	int only = -1;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s FIXTURE_DIR [ROUNDS [decode|text|encode|tep|view|line|"
-			"unpack|unpack-line|pages-unpack|pages-view]]\n", argv[0]);
+			"unpack|unpack-line|pages-unpack|pages-view|ring-write|ring-view|"
+			"ring-line]]\n", argv[0]);
 		return 2;
 	}
-	for (int m = 0; argc > 3 && m < 10; m++)
+	for (int m = 0; argc > 3 && m < (int)(sizeof(modes) / sizeof(modes[0])); m++)
 		if (!strcmp(argv[3], modes[m]))
 			only = m;
 	if (argc > 3 && only < 0) {
@@ -440,7 +582,11 @@ int main(int argc, char **argv)
 		kbuffer_free(kb);
 		tep_free(peer);
 	}
-	if (only < 0 || only >= 8) {
+	if (only < 0 || only >= 10) {
+		if (ring_side(l, d, pages, lens, events, rounds, only, &c, ns_ring))
+			return 1;
+	}
+	if (only < 0 || (only >= 8 && only < 10)) {
 		if (pages_side(l, d, pages, lens, rounds, only, &c, ns_pages))
 			return 1;
 	}
@@ -470,6 +616,9 @@ int main(int argc, char **argv)
 	printf("%-44s %8.1f ns/event\n", "client: unpacked + text line", ns_unpack_line);
 	printf("%-44s %8.1f ns/event\n", "raw client: Pages unpacked by protobuf-c", ns_pages[0]);
 	printf("%-44s %8.1f ns/event\n", "raw client: Pages read in place", ns_pages[1]);
+	printf("%-44s %8.1f ns/event\n", "ring: pages written (the daemon's part)", ns_ring[0]);
+	printf("%-44s %8.1f ns/event\n", "ring reader: written + pages to views", ns_ring[1]);
+	printf("%-44s %8.1f ns/event\n", "ring reader: written + views + text line", ns_ring[2]);
 out:
 	trace_seq_destroy(&c.seq);
 	rt_buf_free(&c.packed);

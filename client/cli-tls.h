@@ -3,7 +3,7 @@
 /*
  * cli-tls: the command line's options for a daemon's TLS listener
  * (-s tls://HOST:PORT), the same in every command that connects, the
- * latency bound that stream and record ask, and the one line every command
+ * latency bound and the transport that stream and record ask, and the one line every command
  * says about an option getopt did not take.
  */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ringtap.h"
 
@@ -24,7 +25,8 @@
  */
 #define CLI_EXIT_CUT 3
 
-enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME, CLI_OPT_MAX_LATENCY };
+enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME, CLI_OPT_MAX_LATENCY,
+       CLI_OPT_TRANSPORT };
 
 #define CLI_TLS_LONGOPTS                                                      \
 	{ "ca", required_argument, NULL, CLI_OPT_CA },                        \
@@ -45,6 +47,27 @@ enum { CLI_OPT_CA = 0x200, CLI_OPT_CERT, CLI_OPT_KEY, CLI_OPT_SERVER_NAME, CLI_O
 	"      --max-latency=MS  records may reach us this late (10-60000; default:\n"   \
 	"                        ringtapd's max_latency_ms): a longer bound lets it wake\n" \
 	"                        less often\n"
+
+/* --transport=auto|ring|socket, in stream and record: the output is the same. */
+#define CLI_TRANSPORT_HELP                                                             \
+	"      --transport=HOW   ring: map ringtapd's page ring and decode here (a local\n" \
+	"                        socket, a peer allowed every event); socket: records\n"  \
+	"                        or pages over the socket; auto (default): the ring\n"    \
+	"                        when ringtapd serves it to us, the socket otherwise\n"
+
+/* --transport's value in *t; false for anything else. */
+static inline bool cli_transport(const char *arg, enum ringtap_transport *t)
+{
+	if (!strcmp(arg, "auto"))
+		*t = RINGTAP_TRANSPORT_RING_OR_SOCKET;
+	else if (!strcmp(arg, "ring"))
+		*t = RINGTAP_TRANSPORT_RING;
+	else if (!strcmp(arg, "socket"))
+		*t = RINGTAP_TRANSPORT_SOCKET;
+	else
+		return false;
+	return true;
+}
 
 /* A positive number of milliseconds in *ms; false for anything else. */
 static inline bool cli_latency(const char *arg, unsigned int *ms)

@@ -8,13 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "consumer.h"
+#include "encode.h"
 #include "format.h"
+#include "ring-reader.h"
 #include "ringtap.h"
 #include "transport.h"
 #include "util.h"
@@ -24,6 +27,8 @@
 /* PROTOCOL.md: the daemon refuses client frames over 64 KiB. */
 #define HELLO_MAX		(64u << 10)
 #define READ_CHUNK		(64u << 10)
+/* The RING transport's protocol version (PROTOCOL.md). */
+#define RING_PROTOCOL_VERSION	2
 
 /*
  * One connection: the transport and the bytes read from it, framed by the
@@ -45,6 +50,21 @@ struct ringtap_client {
 	struct rt_value *scratch;	/* ringtap_record_view() of an unpacked Record */
 	size_t n_scratch;
 	struct rt_record_view scratch_view;
+	/*
+	 * RING: pages from ringtapd's ring (ring-reader.c), the socket
+	 * carrying notes and control frames; asked is the encoding the user
+	 * wants (the Hello asks RAW).
+	 */
+	bool ring_mode;
+	Ringtap__Encoding asked;
+	struct rt_ring_reader *ring;
+	void *ring_map;
+	size_t ring_size;
+	struct rt_buf ring_buf;		/* a frame made for the tap, a record packed */
+	Ringtap__Record *ring_record;	/* views off: the last record, unpacked */
+	/* Frames with events that came before the Ring frame: handed out first. */
+	Ringtap__Frame **early;
+	size_t n_early, early_next;
 };
 
 /*
@@ -135,7 +155,8 @@ static int buffered_payload(struct ringtap_client *c, const uint8_t **payload, s
 			if (ret >= 0)
 				continue;
 		}
-		if (ret == 1 && c->tap)
+		/* The ring's frames are tapped as they are taken (ring_frame). */
+		if (ret == 1 && c->tap && !c->ring_mode)
 			tap_frame(c);
 		if (ret >= 0)
 			return ret;
@@ -234,12 +255,155 @@ static int send_all(struct ringtap_client *c, const uint8_t *p, size_t len, int6
 	return 0;
 }
 
+
+/* A frame made here for the tap: what the socket would have carried. */
+static void tap_made(struct ringtap_client *c)
+{
+	if (c->ring_buf.len)
+		c->tap(c->tap_ctx, c->ring_buf.data, c->ring_buf.len);
+}
+
+/* A ring event as the tap of a socket stream would have seen it (RAW: Pages, Lost). */
+static void tap_ring_event(struct ringtap_client *c, const struct ringtap_event *ev)
+{
+	struct rt_frame_parts parts;
+	struct rt_loss loss = { 0 };
+
+	c->ring_buf.len = 0;
+	if (ev->kind == RINGTAP_LOST) {
+		loss.count = ev->lost->count;
+		loss.exact = ev->lost->count_exact;
+		if (!rt_encode_lost_frame(ev->cpu, ev->lost->source, &loss, &c->ring_buf))
+			tap_made(c);
+	} else if (ev->kind == RINGTAP_PAGE &&
+		   !rt_encode_pages_parts(ev->cpu, ev->page->data, ev->page->len,
+					  ev->page_records, &parts)) {
+		for (unsigned int i = 0; i < parts.n; i++)
+			if (rt_buf_put(&c->ring_buf, parts.iov[i].iov_base, parts.iov[i].iov_len))
+				return;
+		tap_made(c);
+	}
+}
+
+/* Views off: the record as protobuf-c unpacks it from the bytes ringtapd would have sent. */
+static int ring_unpacked_record(struct ringtap_client *c, struct ringtap_event *ev)
+{
+	const uint8_t *msg;
+	size_t len;
+	int ret;
+
+	if (c->ring_record)
+		ringtap__record__free_unpacked(c->ring_record, NULL);
+	c->ring_record = NULL;
+	c->ring_buf.len = 0;
+	ret = rt_ring_reader_record(c->ring, &c->ring_buf);
+	if (!ret && rt_encode_inner(&c->ring_buf, false, &msg, &len))
+		ret = -EINVAL;
+	if (!ret && !(c->ring_record = ringtap__record__unpack(NULL, len, msg)))
+		ret = -ENOMEM;
+	if (ret)
+		return rt_consumer_fail(&c->cons, ret, "a record from the ring: %s", strerror(-ret));
+	ev->record = c->ring_record;
+	return 1;
+}
+
+/* The next event the ring holds: 1, 0 when the pages announced are read, -errno. */
+static int ring_next(struct ringtap_client *c, struct ringtap_event *ev)
+{
+	const struct rt_record_view *view;
+	struct rt_why why = { "" };
+	int ret = rt_ring_reader_next(c->ring, ev, &view, &why);
+
+	if (ret < 0)
+		return rt_consumer_fail(&c->cons, ret, "reading the ring: %s", why.text);
+	if (ret == 0)
+		return 0;
+	if (ev->kind == RINGTAP_RECORD) {
+		if (!ev->schema)
+			return rt_consumer_fail(&c->cons, -EPROTO, "a record of event id %" PRIu32
+						" before its Schema", view->event_id);
+		c->cons.view = *view;
+		if (!c->views || c->frame_tap)
+			return ring_unpacked_record(c, ev);
+	} else if (c->tap) {
+		tap_ring_event(c, ev);
+	}
+	return 1;
+}
+
+/*
+ * A RAW Schema from ringtapd: learned by the ring reader; given to the
+ * consumer as it came (RAW) or as the DECODED Schema it stands for.
+ */
+static int ring_schema(struct ringtap_client *c, Ringtap__Frame *f, struct ringtap_event *ev)
+{
+	struct rt_why why = { "" };
+	Ringtap__Frame *decoded = NULL;
+	const Ringtap__Schema *s;
+	int ret = rt_ring_reader_schema(c->ring, f->schema, &decoded, &why);
+
+	if (ret) {
+		ringtap__frame__free_unpacked(f, NULL);
+		return rt_consumer_fail(&c->cons, ret, "%s", why.text);
+	}
+	if (c->asked == RINGTAP__ENCODING__RAW) {
+		if (c->tap)
+			tap_frame(c);
+	} else {
+		ringtap__frame__free_unpacked(f, NULL);
+		f = decoded;
+		if (!f)
+			return 0;	/* an event this subscription did not name */
+	}
+	s = f->schema;
+	ret = rt_consumer_take(&c->cons, f, ev);
+	if (ret >= 0)
+		rt_ring_reader_bind_schema(c->ring, s);
+	return ret;
+}
+
+/* A frame on a RING client's socket: 1 with an event, 0 without, -errno. */
+static int ring_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringtap_event *ev)
+{
+	struct rt_why why = { "" };
+	int ret;
+
+	switch (f->msg_case) {
+	case RINGTAP__FRAME__MSG_RING_READY:
+		ret = rt_ring_reader_ready(c->ring, f->ring_ready, &why);
+		ringtap__frame__free_unpacked(f, NULL);
+		return ret ? rt_consumer_fail(&c->cons, ret, "%s", why.text) : 0;
+	case RINGTAP__FRAME__MSG_SCHEMA:
+		return ring_schema(c, f, ev);
+	case RINGTAP__FRAME__MSG_RING:
+	case RINGTAP__FRAME__MSG_PAGES:
+	case RINGTAP__FRAME__MSG_BATCH:
+	case RINGTAP__FRAME__MSG_FIXED:
+		ret = rt_consumer_fail(&c->cons, -EPROTO, "a %s frame to a ring reader",
+				       rt_wire_frame_name(f));
+		ringtap__frame__free_unpacked(f, NULL);
+		return ret;
+	default:
+		if (c->tap)
+			tap_frame(c);
+		return rt_consumer_take(&c->cons, f, ev);
+	}
+}
+
 int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
 {
 	int64_t deadline = deadline_after(timeout_ms);
 	int ret = rt_consumer_next(&c->cons, ev);
 
 	if (ret)
+		return ret;
+	if (c->early_next < c->n_early) {
+		ret = rt_consumer_take(&c->cons, c->early[c->early_next++], ev);
+		if (ret)
+			return ret;
+	}
+	/* The pages announced so far are read before the next note, Bye included. */
+	if (c->ring && (ret = ring_next(c, ev)))
 		return ret;
 	for (;;) {
 		const uint8_t *payload;
@@ -251,6 +415,15 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 			return ret;
 		if (!payload)
 			return rt_consumer_end(&c->cons, false, ev);
+		if (c->ring) {
+			ret = unpack(c, payload, len, &f);
+			ret = ret < 0 ? ret : ring_frame(c, f, ev);
+			if (!ret)
+				ret = ring_next(c, ev);
+			if (ret)
+				return ret;
+			continue;
+		}
 		/* Batches and Pages read in place when asked (a frame tap wants every frame unpacked). */
 		ret = c->views && !c->frame_tap ?
 			      rt_consumer_take_in_place(&c->cons, payload, len, ev) : -ENOMSG;
@@ -349,6 +522,11 @@ const Ringtap__Schema *ringtap_find_schema(const struct ringtap_client *c, const
 	return rt_consumer_find_schema(&c->cons, system, name);
 }
 
+bool ringtap_uses_ring(const struct ringtap_client *c)
+{
+	return c->ring != NULL;
+}
+
 int ringtap_fd(const struct ringtap_client *c)
 {
 	return c->t.fd;
@@ -396,6 +574,15 @@ void ringtap_close(struct ringtap_client *c)
 		send_bye(c);
 	rt_transport_close(&c->t);
 	rt_consumer_release(&c->cons);
+	rt_ring_reader_free(c->ring);
+	if (c->ring_map)
+		munmap(c->ring_map, c->ring_size);
+	if (c->ring_record)
+		ringtap__record__free_unpacked(c->ring_record, NULL);
+	rt_buf_free(&c->ring_buf);
+	for (size_t i = c->early_next; i < c->n_early; i++)
+		ringtap__frame__free_unpacked(c->early[i], NULL);
+	free(c->early);
 	free(c->scratch);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
@@ -435,7 +622,11 @@ static int refusal_errno(Ringtap__RefusalReason reason)
 	}
 }
 
-/* The subscription the options describe; false when they name no event. */
+/*
+ * The subscription the options describe; false when they name no event.
+ * The same for the ring: ringtapd checks it as a DECODED one, the ring
+ * reader applies what the kernel does not.
+ */
 static bool fill_subscription(const struct ringtap_client_opts *o, Ringtap__Subscription *sub)
 {
 	size_t n_events = 0;
@@ -475,6 +666,9 @@ int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *o
 
 	if (c->cons.error)
 		return c->cons.error;
+	/* A DECODED ring reader applies its subscription itself, as it was at the Hello. */
+	if (c->ring && c->asked != RINGTAP__ENCODING__RAW)
+		return -EOPNOTSUPP;
 	if (!fill_subscription(o, &sub))
 		return -EINVAL;
 	update.subscription = &sub;
@@ -489,7 +683,7 @@ int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *o
 static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts *o,
 		      int64_t deadline, struct ringtap_connect_error *err)
 {
-	Ringtap__Encoding encodings[] = { c->encoding };
+	Ringtap__Encoding encodings[] = { c->asked, RINGTAP__ENCODING__RAW };
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Hello hello = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
@@ -499,9 +693,22 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 
 	hello.min_version = RINGTAP_PROTOCOL_VERSION;
 	hello.max_version = RINGTAP_PROTOCOL_VERSION;
-	hello.n_encodings = ARRAY_SIZE(encodings);
+	hello.n_encodings = 1;
 	hello.encodings = encodings;
 	hello.client_name = (char *)(o->client_name ? o->client_name : "libringtap");
+	/*
+	 * The ring: version 2 and RAW, which a ring daemon picks whatever the
+	 * order. Ring or socket: one Hello for both, the encoding asked first
+	 * and version 1 allowed, which an older daemon answers on the socket.
+	 */
+	if (c->ring_mode) {
+		hello.max_version = RING_PROTOCOL_VERSION;
+		if (o->transport == RINGTAP_TRANSPORT_RING)
+			hello.min_version = RING_PROTOCOL_VERSION;
+		hello.n_encodings = c->asked == RINGTAP__ENCODING__RAW ? 1 : 2;
+		hello.has_transport = true;
+		hello.transport = RINGTAP__TRANSPORT__RING;
+	}
 	if (fill_subscription(o, &sub))
 		hello.subscription = &sub;
 	frame.msg_case = RINGTAP__FRAME__MSG_HELLO;
@@ -538,7 +745,15 @@ static int read_answer(struct ringtap_client *c, const char *path, int timeout_m
 			       path);
 	switch (f->msg_case) {
 	case RINGTAP__FRAME__MSG_WELCOME:
-		ret = rt_consumer_welcome(&c->cons, f, RINGTAP_PROTOCOL_VERSION, c->encoding);
+		/* Version 1: a daemon without the ring took the Hello as a socket one. */
+		if (c->ring_mode && f->welcome->version < RING_PROTOCOL_VERSION) {
+			c->ring_mode = false;
+			c->encoding = c->asked;
+			if (c->tap)
+				tap_frame(c);
+		}
+		ret = rt_consumer_welcome(&c->cons, f, c->ring_mode ? RING_PROTOCOL_VERSION :
+					  RINGTAP_PROTOCOL_VERSION, c->encoding);
 		if (!ret)
 			return 0;
 		set_err(err, ret, "%s", c->cons.errtext);
@@ -565,6 +780,156 @@ static int read_answer(struct ringtap_client *c, const char *path, int timeout_m
 	return ret;
 }
 
+/* The Ring frame's area mapped and attached: 0, or -errno with err. */
+static int ring_attach(struct ringtap_client *c, Ringtap__Frame *f,
+		       struct ringtap_connect_error *err)
+{
+	struct rt_why why = { "" };
+	int fd = rt_transport_take_fd(&c->t);
+	int ret;
+
+	if (fd < 0)
+		return set_err(err, -EPROTO, "ringtapd sent the Ring frame without its descriptor");
+	if (f->ring->size > SIZE_MAX) {
+		close(fd);
+		return set_err(err, -EPROTO, "a ring of %" PRIu64 " bytes", f->ring->size);
+	}
+	c->ring_size = (size_t)f->ring->size;
+	c->ring_map = mmap(NULL, c->ring_size, PROT_READ, MAP_SHARED, fd, 0);
+	ret = c->ring_map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret) {
+		c->ring_map = NULL;
+		return set_err(err, ret, "mapping ringtapd's ring: %s", strerror(-ret));
+	}
+	ret = rt_ring_reader_attach(c->ring, f->ring, c->ring_map, c->ring_size, &why);
+	return ret ? set_err(err, ret, "ringtapd's ring: %s", why.text) : 0;
+}
+
+/*
+ * The Welcome as the tap of a socket stream sees it: version 1, the
+ * encoding asked. What the ring adds to version 2 never reaches the tap,
+ * and a recording made over the ring is then the one the socket gives.
+ */
+static void tap_welcome(struct ringtap_client *c)
+{
+	Ringtap__Welcome *w = c->cons.welcome->welcome;
+	uint8_t *bytes;
+	size_t len;
+
+	w->version = RINGTAP_PROTOCOL_VERSION;
+	w->encoding = c->asked;
+	if (!rt_wire_encode(c->cons.welcome, &bytes, &len)) {
+		c->tap(c->tap_ctx, bytes, len);
+		free(bytes);
+	}
+	w->version = RING_PROTOCOL_VERSION;
+	w->encoding = RINGTAP__ENCODING__RAW;
+}
+
+static int keep_early(struct ringtap_client *c, Ringtap__Frame *f)
+{
+	Ringtap__Frame **grown = realloc(c->early, (c->n_early + 1) * sizeof(*grown));
+
+	if (!grown) {
+		ringtap__frame__free_unpacked(f, NULL);
+		return -ENOMEM;
+	}
+	c->early = grown;
+	c->early[c->n_early++] = f;
+	return 0;
+}
+
+/*
+ * After a RING Welcome: the Schemas that come first, then the Ring frame
+ * and its descriptor. 0 with the ring attached, or -errno with err.
+ */
+static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts *o,
+		      int64_t deadline, struct ringtap_connect_error *err)
+{
+	struct rt_ring_reader_opts ro = {
+		.encoding = c->asked, .events = o->events, .cpus = o->cpus, .n_cpus = o->n_cpus,
+		.pids = o->pids, .n_pids = o->n_pids, .filter = o->filter, .fields = o->fields,
+		.common = o->common_fields,
+	};
+	struct rt_why why = { "" };
+	struct ringtap_event ev;
+	int ret;
+
+	if (c->tap)
+		tap_welcome(c);
+	ret = rt_ring_reader_new(&c->ring, ringtap_welcome(c), &ro, &why);
+	if (ret)
+		return set_err(err, ret, "%s", why.text[0] ? why.text : strerror(-ret));
+	for (;;) {
+		Ringtap__Frame *f;
+
+		do
+			ret = wait_frame(c, &f, deadline);
+		while (ret == -EINTR);
+		if (ret == 0)
+			return set_err(err, -ETIMEDOUT, "no Ring frame from ringtapd in time");
+		if (ret < 0)
+			return set_err(err, ret, "%s", c->cons.errtext);
+		if (!f)
+			return set_err(err, -ECONNRESET, "ringtapd closed the connection before the "
+				       "Ring frame");
+		switch (f->msg_case) {
+		case RINGTAP__FRAME__MSG_RING:
+			ret = ring_attach(c, f, err);
+			ringtap__frame__free_unpacked(f, NULL);
+			return ret;
+		case RINGTAP__FRAME__MSG_SCHEMA:
+			ret = ring_schema(c, f, &ev);
+			if (ret < 0)
+				return set_err(err, ret, "%s", c->cons.errtext);
+			break;
+		case RINGTAP__FRAME__MSG_HOST_TEXTS:
+			if (c->tap)
+				tap_frame(c);
+			ringtap__frame__free_unpacked(f, NULL);
+			break;
+		case RINGTAP__FRAME__MSG_HEARTBEAT:
+		case RINGTAP__FRAME__MSG_CPU_STATE:
+			/* Events for ringtap_next(), as on the socket. */
+			if (c->tap)
+				tap_frame(c);
+			ret = keep_early(c, f);
+			if (ret)
+				return set_err(err, ret, "out of memory");
+			break;
+		default:
+			ret = set_err(err, -EPROTO, "ringtapd sent a %s frame before the Ring frame",
+				      rt_wire_frame_name(f));
+			ringtap__frame__free_unpacked(f, NULL);
+			return ret;
+		}
+	}
+}
+
+/*
+ * Whether a ring Hello failed for the ring's sake, when the socket may
+ * still serve: refused for the version, the encoding or authorization
+ * (a peer ringtapd does not let map the ring), or a Welcome not followed
+ * by a usable ring. Unknown events, a bad subscription, a daemon that is
+ * not there fail the same on the socket.
+ */
+static bool ring_refused(int ret, const struct ringtap_connect_error *err)
+{
+	switch (ret) {
+	case -EPROTONOSUPPORT:
+	case -ENOPROTOOPT:
+	case -EACCES:
+	case -EPROTO:
+	case -EBADMSG:
+		return true;
+	default:
+		return err && !err->refusal && ret != -ENOMEM && ret != -ETIMEDOUT &&
+		       ret != -ECONNRESET && ret != -ENOENT && ret != -EINVAL &&
+		       ret != -ECONNREFUSED;
+	}
+}
+
 int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
 		    struct ringtap_connect_error *err)
 {
@@ -587,11 +952,26 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 		free(c);
 		return set_err(err, -ENOMEM, "out of memory");
 	}
+	c->t.fd = -1;
 	rt_wire_reader_init(&c->reader, RT_WIRE_MAX_FRAME_DEFAULT);
-	c->encoding = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
+	c->asked = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
+	c->encoding = c->asked;
+	if (o->transport != RINGTAP_TRANSPORT_SOCKET) {
+		/* FIXED records are rewritten by ringtapd: the ring has none. */
+		bool local = rt_transport_is_local(path) && c->asked != RINGTAP__ENCODING__FIXED;
+
+		if (o->transport == RINGTAP_TRANSPORT_RING && !local) {
+			ringtap_close(c);
+			return set_err(err, -EPROTONOSUPPORT, "%s: the ring is for local clients "
+				       "(a Unix socket), RAW or DECODED", path);
+		}
+		/* The ring carries pages: the Hello asks RAW, whatever comes out of here. */
+		c->ring_mode = local;
+		if (local)
+			c->encoding = RINGTAP__ENCODING__RAW;
+	}
 	c->tap = o->tap;
 	c->tap_ctx = o->tap_ctx;
-	c->t.fd = -1;
 	ret = rt_transport_open(&c->t, path, &tls, timeout_ms);
 	if (ret) {
 		set_err(err, ret, "%s", c->t.error);
@@ -600,6 +980,18 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	ret = send_hello(c, o, deadline, err);
 	if (!ret)
 		ret = read_answer(c, path, timeout_ms, deadline, err);
+	if (!ret && c->ring_mode)
+		ret = ring_start(c, o, deadline, err);
+	if (ret && c->ring_mode && o->transport == RINGTAP_TRANSPORT_RING_OR_SOCKET &&
+	    ring_refused(ret, err)) {
+		/* Not served over the ring (an older daemon, a peer it does not trust with it). */
+		struct ringtap_client_opts socket = *o;
+
+		rt_transport_close(&c->t);
+		ringtap_close(c);
+		socket.transport = RINGTAP_TRANSPORT_SOCKET;
+		return ringtap_connect(out, &socket, err);
+	}
 	if (ret)
 		goto fail;
 	*out = c;

@@ -75,6 +75,7 @@ static void usage(FILE *f)
 	      "      --max-latency=MS   records may reach us this late (10-60000; default\n"
 	      "                         1000: a file is read afterwards, and a longer bound\n"
 	      "                         lets ringtapd wake less often)\n"
+	      CLI_TRANSPORT_HELP
 	      "      --progress         a progress line every second even when standard\n"
 	      "                         error is no terminal (ringtap collect reads them)\n"
 	      "  -h, --help             this text\n",
@@ -215,6 +216,13 @@ static bool take_option(struct record_args *a, int opt)
 			return false;
 		}
 		return true;
+	case CLI_OPT_TRANSPORT:
+		if (!cli_transport(optarg, &a->opts.transport)) {
+			fprintf(stderr, "ringtap record: --transport wants auto, ring or socket, "
+				"not '%s'\n", optarg);
+			return false;
+		}
+		return true;
 	}
 	return cli_tls_option(opt, optarg, &a->opts);
 }
@@ -232,6 +240,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "reconnect", no_argument, NULL, 'r' },
 		{ "max-latency", required_argument, NULL, CLI_OPT_MAX_LATENCY },
+		{ "transport", required_argument, NULL, CLI_OPT_TRANSPORT },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -356,7 +365,8 @@ tick:
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_args a = { .opts = { .client_name = "ringtap record" } };
+	struct record_args a = { .opts = { .client_name = "ringtap record",
+					   .transport = RINGTAP_TRANSPORT_RING_OR_SOCKET } };
 	_cleanup_free_ const char **events = NULL;
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;

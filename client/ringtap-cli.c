@@ -71,6 +71,7 @@ static void usage_stream(FILE *f)
 	      "      --no-time          leave out timestamps\n"
 	      "      --common           also print every record's common fields\n"
 	      CLI_LATENCY_HELP
+	      CLI_TRANSPORT_HELP
 	      "  -h, --help             this text\n",
 	      f);
 }
@@ -423,6 +424,12 @@ static bool take_stream_option(int c, char **argv, struct ringtap_client_opts *o
 			return false;
 		}
 		return true;
+	case CLI_OPT_TRANSPORT:
+		if (!cli_transport(optarg, &opts->transport)) {
+			bad_value("--transport", "auto, ring or socket", optarg);
+			return false;
+		}
+		return true;
 	}
 	if (cli_tls_option(c, optarg, opts))
 		return true;
@@ -448,6 +455,7 @@ static int parse_stream_args(int argc, char **argv, struct ringtap_client_opts *
 		{ "no-time", no_argument, NULL, OPT_NO_TIME },
 		{ "common", no_argument, NULL, OPT_COMMON },
 		{ "max-latency", required_argument, NULL, CLI_OPT_MAX_LATENCY },
+		{ "transport", required_argument, NULL, CLI_OPT_TRANSPORT },
 		{ "reconnect", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -518,7 +526,8 @@ static void stream_until_end(struct stream *s, const struct ringtap_client_opts 
 
 static int cmd_stream(int argc, char **argv)
 {
-	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME };
+	struct ringtap_client_opts opts = { .client_name = CLIENT_NAME,
+					    .transport = RINGTAP_TRANSPORT_RING_OR_SOCKET };
 	struct stream s = { .exit_code = 0 };
 	struct stream_args a = { 0 };
 	uint64_t deadline = 0;

@@ -28,6 +28,25 @@ extern "C" {
 
 struct ringtap_client;
 
+/* How records and pages reach the client. */
+enum ringtap_transport {
+	RINGTAP_TRANSPORT_SOCKET,	/* frames on the socket: every daemon, every address */
+	/*
+	 * ringtapd's page ring, mapped read-only (protocol version 2; a Unix
+	 * socket only, and a peer the daemon allows every event of its
+	 * instance): pages are read and, for DECODED, decoded here, with the
+	 * same events, views, Schemas and lines a DECODED stream gives; pids,
+	 * filter and fields are applied here. Losses of the ring's own (this
+	 * reader was too slow and the daemon wrote over pages it had not
+	 * read) come as RINGTAP_LOST with source QUEUE, with an exact count of
+	 * every event on those pages. ringtap_connect() fails when the daemon
+	 * does not serve the ring to this client.
+	 */
+	RINGTAP_TRANSPORT_RING,
+	/* The ring when the address is local and ringtapd serves it, the socket otherwise. */
+	RINGTAP_TRANSPORT_RING_OR_SOCKET,
+};
+
 struct ringtap_client_opts {
 	/*
 	 * NULL: RINGTAP_DEFAULT_SOCKET. A Unix socket's path, or a daemon's
@@ -87,6 +106,13 @@ struct ringtap_client_opts {
 	 * seconds lets ringtapd wake less often while no one asks for less.
 	 */
 	unsigned int max_latency_ms;
+	/*
+	 * 0: RINGTAP_TRANSPORT_SOCKET. With the ring, a tap sees the frames
+	 * the socket carries but the ring's own (Ring, RingReady) and, RAW,
+	 * the Pages and Lost frames a socket would have carried, made from
+	 * the ring; a DECODED stream's records reach no tap.
+	 */
+	enum ringtap_transport transport;
 };
 
 /* Why ringtap_connect() failed, for a message to the user. */
@@ -101,8 +127,9 @@ struct ringtap_connect_error {
 };
 
 /*
- * Connects, sends the Hello (protocol version 1 only, DECODED encoding) and
- * waits for the answer. 0 and a client on Welcome. On failure, -errno and,
+ * Connects, sends the Hello (protocol version 1 and the encoding asked; for
+ * the ring version 2, RAW and the RING transport) and waits for the
+ * answer, and for the ring its Ring frame. 0 and a client on Welcome. On failure, -errno and,
  * when err is not NULL, err filled in:
  *   -EPROTONOSUPPORT  refused: NO_COMMON_VERSION
  *   -ENOPROTOOPT      refused: NO_ACCEPTABLE_ENCODING
@@ -136,12 +163,16 @@ void ringtap_close(struct ringtap_client *c);
  * Replaces the subscription mid-stream (events, CPUs, pids, filter of opts;
  * the encoding stays). Records already queued for the old one still come.
  * 0 or -errno; a subscription the daemon cannot serve ends the stream with
- * an Error frame.
+ * an Error frame. -EOPNOTSUPP for a DECODED client on the ring, which
+ * applies the subscription of its Hello (connect again for another).
  */
 int ringtap_update(struct ringtap_client *c, const struct ringtap_client_opts *opts);
 
 /* The daemon's Welcome: host, clock, CPUs and the kernel's ring buffer layout. */
 const Ringtap__Welcome *ringtap_welcome(const struct ringtap_client *c);
+
+/* Whether records and pages come from ringtapd's page ring (RINGTAP_TRANSPORT_RING). */
+bool ringtap_uses_ring(const struct ringtap_client *c);
 
 /* The socket, for a poll loop; see ringtap_next() on how to drain it. */
 int ringtap_fd(const struct ringtap_client *c);

@@ -310,8 +310,57 @@ void rt_transport_close(struct rt_transport *t)
 	ERR_clear_error();
 	if (t->fd >= 0)
 		close(t->fd);
+	if (t->passed)
+		close(t->passed_fd);
+	t->passed = false;
 	t->ssl = t->ctx = NULL;
 	t->fd = -1;
+}
+
+/*
+ * recv(), keeping a descriptor the peer passed along (SCM_RIGHTS, a RING
+ * client's ring): the last one is kept, any other closed.
+ */
+static ssize_t recv_passing(struct rt_transport *t, void *buf, size_t len)
+{
+	union {
+		struct cmsghdr align;
+		char room[CMSG_SPACE(sizeof(int))];
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.room,
+			      .msg_controllen = sizeof(control.room) };
+	ssize_t n = recvmsg(t->fd, &msg, MSG_CMSG_CLOEXEC);
+
+	for (struct cmsghdr *cm = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm;
+	     cm = CMSG_NXTHDR(&msg, cm)) {
+		size_t fds = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < fds; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (t->passed)
+				close(t->passed_fd);
+			t->passed_fd = fd;
+			t->passed = true;
+		}
+	}
+	return n;
+}
+
+int rt_transport_take_fd(struct rt_transport *t)
+{
+	if (!t->passed)
+		return -ENOENT;
+	t->passed = false;
+	return t->passed_fd;
+}
+
+bool rt_transport_is_local(const char *address)
+{
+	return strncmp(address, "tls://", 6) && strncmp(address, "tcp://", 6);
 }
 
 ssize_t rt_transport_read(struct rt_transport *t, void *buf, size_t len)
@@ -332,7 +381,7 @@ ssize_t rt_transport_read(struct rt_transport *t, void *buf, size_t len)
 		return ssl_result(t, "TLS read");
 	}
 	do
-		n = recv(t->fd, buf, len, 0);
+		n = recv_passing(t, buf, len);
 	while (n < 0 && errno == EINTR);
 	t->wants_write = false;
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))

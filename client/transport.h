@@ -23,6 +23,8 @@ struct rt_transport {
 	void *ctx;			/* SSL_CTX */
 	void *ssl;			/* SSL: NULL on a Unix socket or plain TCP */
 	bool wants_write;		/* the last -EAGAIN waits for room to write */
+	bool passed;			/* passed_fd came along the bytes (SCM_RIGHTS) */
+	int passed_fd;
 	char error[256];
 };
 
@@ -33,5 +35,9 @@ void rt_transport_close(struct rt_transport *t);
 /* n > 0, 0 at the end, -EAGAIN, -errno (reason in t->error). */
 ssize_t rt_transport_read(struct rt_transport *t, void *buf, size_t len);
 ssize_t rt_transport_write(struct rt_transport *t, const void *buf, size_t len);
+/* The descriptor the peer passed last (the caller's from now on), or -ENOENT. */
+int rt_transport_take_fd(struct rt_transport *t);
+/* Whether an address is a Unix socket's path, where descriptors may pass. */
+bool rt_transport_is_local(const char *address);
 /* What poll() should wait for after -EAGAIN. */
 short rt_transport_poll_events(const struct rt_transport *t);

@@ -205,12 +205,11 @@ static struct plan *compile(struct rt_record_encoder *e, const struct tep_event 
 	return plan;
 }
 
-static struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record *rec)
+static __attribute__((noinline)) struct plan *plan_new(struct rt_record_encoder *e,
+						       const struct rt_record *rec)
 {
 	size_t id = rec->type;
 
-	if (id < e->n_plans && e->plans[id])
-		return e->plans[id];
 	if (id >= e->n_plans) {
 		size_t n = id + 64;
 		struct plan **grown = realloc(e->plans, n * sizeof(*grown));
@@ -223,6 +222,14 @@ static struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record
 	}
 	e->plans[id] = compile(e, rec->event);
 	return e->plans[id];
+}
+
+/* The event's plan: found inline, compiled out of line the first time. */
+static inline struct plan *plan_for(struct rt_record_encoder *e, const struct rt_record *rec)
+{
+	size_t id = rec->type;
+
+	return id < e->n_plans && e->plans[id] ? e->plans[id] : plan_new(e, rec);
 }
 
 static bool is_ascii(const uint8_t *p, unsigned int len)
@@ -388,6 +395,36 @@ static uint8_t *put_pointer_value(uint8_t *p, unsigned int tag, uint64_t v, cons
 	return put_bytes(p, (VAL_SYMBOL << 3) | 2, symbol, sl);
 }
 
+/* A number of a record long enough for it, in the host's order: ops OP_U8 to OP_S64. */
+static inline __attribute__((always_inline)) uint64_t load_number(uint8_t op, const uint8_t *at)
+{
+	uint32_t w;
+	uint16_t h;
+	uint64_t u;
+
+	switch (op) {
+	case OP_U8:
+		return at[0];
+	case OP_U16:
+		memcpy(&h, at, 2);
+		return h;
+	case OP_U32:
+		memcpy(&w, at, 4);
+		return w;
+	case OP_S8:
+		return (uint64_t)(int64_t)(int8_t)at[0];
+	case OP_S16:
+		memcpy(&h, at, 2);
+		return (uint64_t)(int64_t)(int16_t)h;
+	case OP_S32:
+		memcpy(&w, at, 4);
+		return (uint64_t)(int64_t)(int32_t)w;
+	default:	/* OP_U64, OP_S64 */
+		memcpy(&u, at, 8);
+		return u;
+	}
+}
+
 /* One step: its value read from the record and written at p. */
 static inline __attribute__((always_inline)) uint8_t *put_step(uint8_t *p, const struct step *st,
 								 const struct rt_record *rec,
@@ -396,34 +433,15 @@ static inline __attribute__((always_inline)) uint8_t *put_step(uint8_t *p, const
 {
 	const uint8_t *at = rec->data + st->offset;
 	uint32_t len, w;
-	uint16_t h;
 	uint64_t u;
 	bool ascii;
 
 	if (fixed_inside) {
 		switch (st->op) {
-		case OP_U8:
-			return put_number_value(p, st->tag, VAL_U, at[0]);
-		case OP_U16:
-			memcpy(&h, at, 2);
-			return put_number_value(p, st->tag, VAL_U, h);
-		case OP_U32:
-			memcpy(&w, at, 4);
-			return put_number_value(p, st->tag, VAL_U, w);
-		case OP_U64:
-			memcpy(&u, at, 8);
-			return put_number_value(p, st->tag, VAL_U, u);
-		case OP_S8:
-			return put_number_value(p, st->tag, VAL_S, (uint64_t)(int64_t)(int8_t)at[0]);
-		case OP_S16:
-			memcpy(&h, at, 2);
-			return put_number_value(p, st->tag, VAL_S, (uint64_t)(int64_t)(int16_t)h);
-		case OP_S32:
-			memcpy(&w, at, 4);
-			return put_number_value(p, st->tag, VAL_S, (uint64_t)(int64_t)(int32_t)w);
-		case OP_S64:
-			memcpy(&u, at, 8);
-			return put_number_value(p, st->tag, VAL_S, u);
+		case OP_U8 ... OP_U64:
+			return put_number_value(p, st->tag, VAL_U, load_number(st->op, at));
+		case OP_S8 ... OP_S64:
+			return put_number_value(p, st->tag, VAL_S, load_number(st->op, at));
 		case OP_TEXT:
 			len = text_len(at, st->len, &ascii);
 			return put_text_inside(p, st->tag, ascii ? VAL_STR : VAL_RAW, at, len,
@@ -470,6 +488,119 @@ static inline __attribute__((always_inline)) uint8_t *put_step(uint8_t *p, const
 	default:
 		return put_bytes_value(p, st->tag, VAL_RAW, at, len);
 	}
+}
+
+/*
+ * One step's value as a DECODED subscriber reads it from what put_step()
+ * writes: the same decisions (kind, sign, text or bytes, symbol), taken
+ * from the record where it lies. Bytes point into the record.
+ */
+static inline __attribute__((always_inline)) void view_step(struct rt_value *v,
+							     const struct step *st,
+							     const struct rt_record *rec,
+							     const struct rt_layout *l,
+							     bool fixed_inside)
+{
+	const uint8_t *at = rec->data + st->offset;
+	uint32_t len, w;
+	uint64_t u;
+	bool ascii;
+
+	v->symbol = NULL;
+	if (fixed_inside) {
+		switch (st->op) {
+		case OP_U8 ... OP_U64:
+			v->kind = RT_VALUE_UNSIGNED;
+			v->u = load_number(st->op, at);
+			return;
+		case OP_S8 ... OP_S64:
+			v->kind = RT_VALUE_SIGNED;
+			v->u = load_number(st->op, at);
+			return;
+		case OP_TEXT:
+			v->len = text_len(at, st->len, &ascii);
+			v->kind = ascii ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+			v->bytes = at;
+			return;
+		case OP_TEXT_LOC:
+			memcpy(&w, at, 4);
+			if (!rt_data_loc(w, st->offset, false, rec->size, &w, &len)) {
+				*v = (struct rt_value){ .kind = RT_VALUE_BYTES };
+				return;
+			}
+			v->bytes = rec->data + w;
+			v->len = text_len(v->bytes, len, &ascii);
+			v->kind = ascii ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+			return;
+		}
+	}
+	if (!locate(st, rec, l, &at, &len)) {
+		*v = st->tag == TAG_RECORD_COMMON ? (struct rt_value){ .kind = RT_VALUE_UNSIGNED } :
+						    (struct rt_value){ .kind = RT_VALUE_BYTES };
+		return;
+	}
+	switch (st->kind) {
+	case STEP_S: {
+		unsigned int shift = 64 - 8 * st->size;
+
+		u = rt_layout_read_uint(l, at, st->size);
+		v->kind = RT_VALUE_SIGNED;
+		v->s = (int64_t)(u << shift) >> shift;
+		return;
+	}
+	case STEP_U:
+		v->kind = RT_VALUE_UNSIGNED;
+		v->u = st->size ? rt_layout_read_uint(l, at, st->size) : 0;
+		return;
+	case STEP_PTR:
+		v->kind = RT_VALUE_UNSIGNED;
+		v->u = rt_layout_read_uint(l, at, st->size);
+		v->symbol = tep_find_function(rec->event->tep, v->u);
+		v->symbol_len = v->symbol ? strlen(v->symbol) : 0;
+		return;
+	case STEP_STR:
+		v->len = text_len(at, len, &ascii);
+		v->kind = ascii ? RT_VALUE_TEXT : RT_VALUE_BYTES;
+		v->bytes = at;
+		return;
+	default:
+		v->kind = RT_VALUE_BYTES;
+		v->bytes = at;
+		v->len = len;
+		return;
+	}
+}
+
+int rt_record_encoder_view(struct rt_record_encoder *e, const struct rt_record *rec,
+			   struct rt_record_view *view, struct rt_value *vals, size_t max)
+{
+	const struct rt_layout *l = e->layout;
+	const struct plan *plan;
+	unsigned int n_fields;
+
+	if (!rec->event)
+		return -EINVAL;
+	plan = plan_for(e, rec);
+	if (!plan)
+		return -ENOMEM;
+	if (plan->n > max)
+		return -ENOSPC;
+	view->timestamp = rec->timestamp;
+	view->event_id = rec->type;
+	view->pid = plan->pid_size && (uint64_t)plan->pid_offset + plan->pid_size <= rec->size ?
+		(int32_t)rt_layout_read_uint(l, rec->data + plan->pid_offset, plan->pid_size) : 0;
+	if (rec->size >= plan->fixed_end)
+		for (unsigned int i = 0; i < plan->n; i++)
+			view_step(&vals[i], &plan->steps[i], rec, l, true);
+	else
+		for (unsigned int i = 0; i < plan->n; i++)
+			view_step(&vals[i], &plan->steps[i], rec, l, false);
+	n_fields = plan->n - (e->common ? l->n_common : 0);
+	view->fields = vals;
+	view->n_fields = n_fields;
+	view->common = vals + n_fields;
+	view->n_common = plan->n - n_fields;
+	return 0;
 }
 
 int rt_record_encoder_new(struct rt_record_encoder **out, const struct rt_layout *layout,

@@ -15,6 +15,7 @@
 
 #include "decode.h"
 #include "ringtap.pb-c.h"
+#include "view.h"
 
 struct tep_event;
 
@@ -58,6 +59,16 @@ bool rt_record_encoder_is(const struct rt_record_encoder *e, bool common,
  */
 int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *rec,
 			  struct rt_buf *out);
+
+/*
+ * The record's view as a DECODED subscriber reads it (view.h) from what
+ * rt_record_encoder_put() would write, taken from the record directly by
+ * the same plan: values in vals (room for max), bytes pointing into the
+ * record. For a reader that decodes pages itself (libringtap's ring
+ * reader). -EINVAL for an event the layout does not know, -ENOSPC, -ENOMEM.
+ */
+int rt_record_encoder_view(struct rt_record_encoder *e, const struct rt_record *rec,
+			   struct rt_record_view *view, struct rt_value *vals, size_t max);
 
 /* The same through an encoder made for this one record (tests, tools). */
 int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout, bool common,

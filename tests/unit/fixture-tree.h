@@ -162,6 +162,31 @@ static inline int tree_layout_globs(const char *dir, const char *const *globs,
 	return 0;
 }
 
+/*
+ * fn(root, name) for every tree under root (a directory with
+ * events/header_page), so that a test covers a new fixture without a word
+ * of its own; how many there were, -1 when root cannot be listed.
+ */
+static inline int tree_each(const char *root, void (*fn)(const char *root, const char *name))
+{
+	char path[4200];
+	struct dirent *e;
+	DIR *dir = opendir(root);
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		snprintf(path, sizeof(path), "%s/%s/events/header_page", root, e->d_name);
+		if (e->d_name[0] == '.' || access(path, R_OK))
+			continue;
+		fn(root, e->d_name);
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
 /* The CPUs the tree has: per_cpu/cpuN directories, from 0 on. */
 static inline int tree_ncpus(const char *dir)
 {

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -21,7 +22,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "fixture.h"
+#include "format.h"
+#include "ring.h"
 #include "ringtap.h"
+#include "sent-view.h"
 #include "util.h"
 #include "wire.h"
 
@@ -353,6 +358,9 @@ struct fake {
 	bool client_closed;
 	volatile bool script_sent;
 	const char *trouble;	/* what went wrong in the fake itself */
+	/* With pass_fd > 0, the descriptor goes along the script's bytes from pass_at on. */
+	int pass_fd;
+	size_t pass_at;
 };
 
 struct conn {
@@ -392,6 +400,25 @@ static int fake_read_frame(struct conn *c, Ringtap__Frame **f)
 	}
 }
 
+/* Bytes with a descriptor passed along (SCM_RIGHTS), as ringtapd sends the Ring frame. */
+static ssize_t send_fd(int sock, const void *p, size_t len, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char room[CMSG_SPACE(sizeof(int))];
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.room,
+			      .msg_controllen = sizeof(control.room) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
 static void *fake_main(void *arg)
 {
 	struct fake *fk = arg;
@@ -412,8 +439,13 @@ static void *fake_main(void *arg)
 		goto out;
 	}
 	while (off < fk->script.len) {
-		ssize_t n = send(c.fd, fk->script.data + off, fk->script.len - off, MSG_NOSIGNAL);
+		size_t end = fk->pass_fd > 0 && off < fk->pass_at ? fk->pass_at : fk->script.len;
+		ssize_t n;
 
+		if (fk->pass_fd > 0 && off == fk->pass_at)
+			n = send_fd(c.fd, fk->script.data + off, fk->script.len - off, fk->pass_fd);
+		else
+			n = send(c.fd, fk->script.data + off, end - off, MSG_NOSIGNAL);
 		if (n <= 0)
 			break;
 		off += (size_t)n;
@@ -487,9 +519,17 @@ static void check_hello(const Ringtap__Frame *f, const char *name, const char *c
 		return;
 	h = f->hello;
 	CHECK_EQ(h->min_version, 1);
-	CHECK_EQ(h->max_version, 1);
-	CHECK_EQ(h->n_encodings, 1);
-	CHECK(h->n_encodings == 1 && h->encodings[0] == RINGTAP__ENCODING__DECODED);
+	if (h->has_transport && h->transport == RINGTAP__TRANSPORT__RING) {
+		/* Ring or socket: version 2 and RAW for the ring, 1 and DECODED for the socket. */
+		CHECK_EQ(h->max_version, 2);
+		CHECK_EQ(h->n_encodings, 2);
+		CHECK(h->n_encodings == 2 && h->encodings[0] == RINGTAP__ENCODING__DECODED &&
+		      h->encodings[1] == RINGTAP__ENCODING__RAW);
+	} else {
+		CHECK_EQ(h->max_version, 1);
+		CHECK_EQ(h->n_encodings, 1);
+		CHECK(h->n_encodings == 1 && h->encodings[0] == RINGTAP__ENCODING__DECODED);
+	}
 	CHECK_STR(h->client_name, name);
 	while (events && events[n])
 		n++;
@@ -1194,11 +1234,14 @@ static const char cli_text[] =
 	"1700000001.000000005 [001] ringtap_test:ringtap_test pid=43 seq=1 cpu=1 tag=rtaptest "
 	"msg=cpu1 seq 1 \n";
 
-static void check_cli_hello(const struct fake *fk, const char *const *events)
+static void check_cli_hello(const struct fake *fk, const char *const *events, bool ring)
 {
 	const Ringtap__Frame *f = fk->hello;
 
 	CHECK(f && !strncmp(f->hello->client_name, "ringtap ", 8));
+	/* ringtap stream asks for the ring first unless told not to, the socket its fallback. */
+	CHECK(f && ring == (f->hello->has_transport &&
+			    f->hello->transport == RINGTAP__TRANSPORT__RING));
 	if (f)
 		check_hello(f, f->hello->client_name, events, false);
 }
@@ -1220,7 +1263,7 @@ static void test_cli_stream(void)
 	CHECK_STR(r.out, cli_text);
 	CHECK_STR(r.err, "ringtap: ringtapd ended the stream\n"
 			 "ringtap: 2 records, 5 lost\n");
-	check_cli_hello(&fk, default_events);
+	check_cli_hello(&fk, default_events, true);
 	CHECK(fk.bye);
 	fake_free(&fk);
 	run_free(&r);
@@ -1245,14 +1288,14 @@ static void test_cli_stream(void)
 	fake_start(&fk, true);
 	run_cli(&r, (const char *const[]){ "stream", "--socket", sock_path, "-e",
 					   "sched:*,ringtap_test:ringtap_test", "--count", "1",
-					   "--no-time", NULL }, NULL);
+					   "--no-time", "--transport=socket", NULL }, NULL);
 	fake_finish(&fk);
 	CHECK_EQ(r.status, 0);
 	CHECK_STR(r.out, "# cpu 0: lost 5 events (kernel)\n"
 			 "[001] ringtap_test:ringtap_test pid=42 seq=0 cpu=1 tag=rtaptest "
 			 "msg=cpu1 seq 0 \n");
 	CHECK_STR(r.err, "ringtap: 1 records, 5 lost\n");
-	check_cli_hello(&fk, two_events);
+	check_cli_hello(&fk, two_events, false);
 	fake_free(&fk);
 	run_free(&r);
 
@@ -1475,7 +1518,7 @@ static void test_cli_info_help(void)
 			    "  \tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
 			    "  \tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n") != NULL);
 	/* info subscribes to nothing: a Welcome is all it wants. */
-	check_cli_hello(&fk, (const char *const[]){ NULL });
+	check_cli_hello(&fk, (const char *const[]){ NULL }, false);
 	CHECK(fk.bye);
 	fake_free(&fk);
 	run_free(&r);
@@ -1496,6 +1539,210 @@ static void test_cli_info_help(void)
 	CHECK_EQ(r.status, 0);
 	CHECK(!strncmp(r.out, "ringtap ", 8) && strchr(r.out, '\n') == r.out + strlen(r.out) - 1);
 	run_free(&r);
+}
+
+
+/* What a DECODED subscriber of ringtap_test:* with common fields prints of one record, as JSON. */
+struct ring_want {
+	struct rt_record_encoder *enc;
+	const Ringtap__Layout *layout;
+	const Ringtap__Schema *schema;
+	char *text;
+	size_t len;
+};
+
+static int ring_want_record(const struct rt_record *rec, void *ctx)
+{
+	struct ring_want *w = ctx;
+	struct rt_buf frame = { 0 };
+	struct rt_record_view view;
+	struct rt_value vals[64];
+	char line[2048];
+	int n;
+
+	if (!rec->event || strcmp(rec->event->system, "ringtap_test"))
+		return 0;
+	sent_view(w->enc, rec, &frame, &view, vals, 64);
+	n = rt_format_view(line, sizeof(line), w->layout, rec->cpu, &view, w->schema,
+			   RT_FORMAT_JSON);
+	w->text = realloc(w->text, w->len + (size_t)n + 2);
+	memcpy(w->text + w->len, line, (size_t)n);
+	w->len += (size_t)n;
+	w->text[w->len++] = '\n';
+	w->text[w->len] = '\0';
+	rt_buf_free(&frame);
+	return 0;
+}
+
+/*
+ * The RING transport against a fake ringtapd that serves the stock tree's
+ * pages from a page ring in a memfd passed with the Ring frame: the Hello
+ * asks version 2 and RAW, the records come as views with their DECODED
+ * Schemas, and print what a DECODED subscriber prints of the same pages.
+ */
+static void test_ring(const char *fixtures)
+{
+	static const char *const every[] = { "*:*", NULL };
+	static const char *const events[] = { "ringtap_test:*", NULL };
+	struct rt_host host = { "testhost", "6.1.0-ringtap", "b00t", 2, "local" };
+	struct ringtap_client_opts opts = opts_for(events);
+	struct ring_want want = { 0 };
+	uint64_t zeros[2] = { 0, 0 }, before[2] = { 0, 0 }, written[2];
+	uint32_t cpus[2] = { 0, 1 };
+	Ringtap__Ring ring_msg = RINGTAP__RING__INIT;
+	Ringtap__RingReady note = RINGTAP__RING_READY__INIT;
+	Ringtap__Bye bye = RINGTAP__BYE__INIT;
+	Ringtap__Heartbeat hb = RINGTAP__HEARTBEAT__INIT;
+	Ringtap__Frame f = RINGTAP__FRAME__INIT, *schema_frame = NULL;
+	struct ringtap_connect_error err;
+	struct rt_ring_geometry g;
+	struct ringtap_client *c = NULL;
+	struct ringtap_event ev;
+	struct rt_ring ring;
+	struct fixture fx;
+	struct fake fk = { 0 };
+	struct rt_buf b = { 0 };
+	char *got = NULL, line[2048];
+	size_t got_len = 0, size;
+	Ringtap__Welcome *welcome;
+	const uint8_t *msg;
+	size_t len;
+	void *area;
+	int fd;
+
+	if (fixture_open(&fx, fixtures, "stock", every)) {
+		CHECK(!"the stock fixture opens");
+		return;
+	}
+	/* The Welcome, and a RAW Schema of every event, once each. */
+	CHECK_EQ(rt_encode_welcome_frame(2, RINGTAP__ENCODING__RAW, &host, fx.layout, &b), 0);
+	add_bytes(&fk.script, b.data, b.len);
+	CHECK_EQ(rt_encode_inner(&b, true, &msg, &len), 0);
+	welcome = ringtap__welcome__unpack(NULL, len, msg);
+	for (int i = 0; i < tep_get_events_count(fx.layout->tep); i++) {
+		struct tep_event *e = tep_get_event(fx.layout->tep, i);
+
+		if (tep_find_event(fx.layout->tep, e->id) != e)
+			continue;
+		b.len = 0;
+		CHECK_EQ(rt_encode_schema_frame(e, NULL, rt_layout_format(fx.layout, e->id), NULL,
+						&b), 0);
+		add_bytes(&fk.script, b.data, b.len);
+		if (!strcmp(e->system, "ringtap_test")) {
+			struct rt_buf d = { 0 };
+			uint64_t flen;
+			int used;
+
+			CHECK_EQ(rt_encode_schema_frame(e, NULL, NULL, NULL, &d), 0);
+			used = rt_wire_varint_decode(d.data, d.len, &flen);
+			schema_frame = ringtap__frame__unpack(NULL, flen, d.data + used);
+			rt_buf_free(&d);
+		}
+	}
+	/* The ring, every page of the tree in it, in a memfd passed with the Ring frame. */
+	g = (struct rt_ring_geometry){ 2, 8, fx.layout->sub_buffer_size };
+	size = rt_ring_size(&g);
+	fd = memfd_create("ring", MFD_CLOEXEC);
+	CHECK(fd >= 0 && !ftruncate(fd, (off_t)size));
+	area = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(area != MAP_FAILED);
+	CHECK_EQ(rt_ring_format(&ring, area, size, &g), 0);
+	want.layout = welcome ? welcome->layout : NULL;
+	want.schema = schema_frame ? schema_frame->schema : NULL;
+	CHECK_EQ(rt_record_encoder_new(&want.enc, fx.layout, true, NULL), 0);
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		uint8_t *pages = fixture_pages(&fx, (int)cpu, &len);
+
+		for (size_t off = 0; pages && off + g.page_size <= len; off += g.page_size) {
+			struct rt_ring_page_info info = { .len = g.page_size };
+			struct rt_page_result res;
+
+			rt_decode_page(fx.decoder, cpu, pages + off, g.page_size, ring_want_record,
+				       &want, &res);
+			memcpy(rt_ring_begin(&ring, cpu), pages + off, g.page_size);
+			info.records = res.records;
+			info.events_before = before[cpu];
+			before[cpu] += res.records;
+			rt_ring_commit(&ring, cpu, &info);
+		}
+		free(pages);
+		written[cpu] = rt_ring_written(&ring, cpu);
+	}
+	/* A Heartbeat before the Ring frame, as ringtapd sends one at once: an event all the same. */
+	hb.trace_clock_ns = 12345;
+	f.msg_case = RINGTAP__FRAME__MSG_HEARTBEAT;
+	f.heartbeat = &hb;
+	add_frame(&fk.script, &f);
+	fk.pass_at = fk.script.len;
+	fk.pass_fd = fd;
+	ring_msg.size = size;
+	ring_msg.n_start_page = ring_msg.n_events_before = ring_msg.n_kernel_lost =
+		ring_msg.n_kernel_inexact = ring_msg.n_malformed = 2;
+	ring_msg.start_page = ring_msg.events_before = ring_msg.kernel_lost =
+		ring_msg.kernel_inexact = ring_msg.malformed = zeros;
+	f.msg_case = RINGTAP__FRAME__MSG_RING;
+	f.ring = &ring_msg;
+	add_frame(&fk.script, &f);
+	note.n_cpus = note.n_written = 2;
+	note.cpus = cpus;
+	note.written = written;
+	f.msg_case = RINGTAP__FRAME__MSG_RING_READY;
+	f.ring_ready = &note;
+	add_frame(&fk.script, &f);
+	f.msg_case = RINGTAP__FRAME__MSG_BYE;
+	f.bye = &bye;
+	add_frame(&fk.script, &f);
+
+	fake_start(&fk, false);
+	opts.transport = RINGTAP_TRANSPORT_RING;
+	opts.common_fields = true;
+	CHECK_EQ(ringtap_connect(&c, &opts, &err), 0);
+	CHECK_STR(err.text, "");
+	CHECK(c && ringtap_uses_ring(c));
+	if (c) {
+		ringtap_set_record_views(c, true);
+		CHECK_EQ(ringtap_next(c, &ev, 1000), 1);
+		CHECK_EQ(ev.kind, RINGTAP_HEARTBEAT);
+		CHECK(ev.heartbeat && ev.heartbeat->trace_clock_ns == 12345);
+		while (ringtap_next(c, &ev, 1000) == 1 && ev.kind != RINGTAP_END) {
+			int n;
+
+			CHECK_EQ(ev.kind, RINGTAP_RECORD);
+			CHECK(ev.record == NULL && ev.schema && ringtap_record_view(c, &ev));
+			n = ringtap_format_event(c, &ev, line, sizeof(line), RINGTAP_FORMAT_JSON);
+			got = realloc(got, got_len + (size_t)n + 2);
+			memcpy(got + got_len, line, (size_t)n);
+			got_len += (size_t)n;
+			got[got_len++] = '\n';
+			got[got_len] = '\0';
+		}
+		CHECK_EQ(ev.kind, RINGTAP_END);
+		CHECK(ev.end_clean);
+		CHECK_STR(ringtap_error_text(c), "");
+		CHECK_EQ(ringtap_find_schema(c, "ringtap_test", "ringtap_test") != NULL, 1);
+		ringtap_close(c);
+	}
+	fake_finish(&fk);
+	CHECK(want.len > 0);
+	CHECK_STR(got ? got : "", want.text ? want.text : "");
+	/* Version 2, RAW after the encoding asked, the ring. */
+	CHECK(fk.hello && fk.hello->hello->min_version == 2 && fk.hello->hello->max_version == 2 &&
+	      fk.hello->hello->n_encodings == 2 &&
+	      fk.hello->hello->encodings[1] == RINGTAP__ENCODING__RAW &&
+	      fk.hello->hello->has_transport &&
+	      fk.hello->hello->transport == RINGTAP__TRANSPORT__RING);
+	fake_free(&fk);
+	free(got);
+	free(want.text);
+	rt_record_encoder_free(want.enc);
+	if (schema_frame)
+		ringtap__frame__free_unpacked(schema_frame, NULL);
+	if (welcome)
+		ringtap__welcome__free_unpacked(welcome, NULL);
+	munmap(area, size);
+	close(fd);
+	rt_buf_free(&b);
+	fixture_close(&fx);
 }
 
 int main(int argc, char **argv)
@@ -1521,6 +1768,10 @@ int main(int argc, char **argv)
 	test_heartbeat_error();
 	test_many();
 	test_big_endian();
+	if (argc > 2)
+		test_ring(argv[2]);
+	else
+		printf("test-client: no fixture directory given, the ring's test skipped\n");
 	if (cli_path) {
 		test_cli_stream();
 		test_cli_events_add_up();

@@ -14,6 +14,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "format.h"
+#include "sent-view.h"
 #include "view.h"
 #include "wire.h"
 
@@ -154,6 +155,124 @@ static void test_fixture(const char *root, const char *name, bool common)
 	rt_buf_free(&w);
 	rt_buf_free(&r.records);
 	rt_record_encoder_free(r.enc);
+	fixture_close(&fx);
+}
+
+/* Two views of one value: the same kind, number or bytes, and symbol. */
+static bool same_view_value(const struct rt_value *a, const struct rt_value *b)
+{
+	if (a->kind != b->kind || !a->symbol != !b->symbol ||
+	    (a->symbol && (a->symbol_len != b->symbol_len ||
+			   memcmp(a->symbol, b->symbol, a->symbol_len))))
+		return false;
+	switch (a->kind) {
+	case RT_VALUE_SIGNED:
+	case RT_VALUE_UNSIGNED:
+		return a->u == b->u;
+	case RT_VALUE_TEXT:
+	case RT_VALUE_BYTES:
+		return a->len == b->len && (!a->len || !memcmp(a->bytes, b->bytes, a->len));
+	default:
+		return true;
+	}
+}
+
+struct direct {
+	struct rt_record_encoder *enc, *viewer;
+	const Ringtap__Layout *layout;
+	unsigned int compared, values;
+};
+
+/*
+ * One record: encoded as ringtapd sends it and read from its Batch, and
+ * viewed straight from the record (a ring reader's way); field by field,
+ * and as text and JSON lines.
+ */
+static int compare_direct(const struct rt_record *rec, void *ctx)
+{
+	struct direct *d = ctx;
+	struct rt_buf frame = { 0 };
+	struct rt_record_view sent, direct;
+	struct rt_value sent_vals[64], direct_vals[64];
+	char a[2048], c[2048];
+
+	if (!rec->event) {
+		CHECK_EQ(rt_record_encoder_view(d->viewer, rec, &direct, direct_vals, 64), -EINVAL);
+		return 0;
+	}
+	sent_view(d->enc, rec, &frame, &sent, sent_vals, 64);
+	CHECK_EQ(rt_record_encoder_view(d->viewer, rec, &direct, direct_vals, 64), 0);
+	CHECK_EQ(direct.timestamp, sent.timestamp);
+	CHECK_EQ(direct.event_id, sent.event_id);
+	CHECK_EQ(direct.pid, sent.pid);
+	CHECK_EQ(direct.n_fields, sent.n_fields);
+	CHECK_EQ(direct.n_common, sent.n_common);
+	for (size_t k = 0; k < direct.n_fields && k < sent.n_fields; k++, d->values++)
+		CHECK(same_view_value(&direct.fields[k], &sent.fields[k]));
+	for (size_t k = 0; k < direct.n_common && k < sent.n_common; k++, d->values++)
+		CHECK(same_view_value(&direct.common[k], &sent.common[k]));
+	for (unsigned int flags = 0; flags < 4; flags++) {
+		rt_format_view(a, sizeof(a), d->layout, rec->cpu, &direct, NULL, flags);
+		rt_format_view(c, sizeof(c), d->layout, rec->cpu, &sent, NULL, flags);
+		CHECK_STR(a, c);
+	}
+	/* Too little room: refused, as a Batch view refuses it. */
+	if (direct.n_fields + direct.n_common)
+		CHECK_EQ(rt_record_encoder_view(d->viewer, rec, &direct, direct_vals,
+						direct.n_fields + direct.n_common - 1), -ENOSPC);
+	d->compared++;
+	rt_buf_free(&frame);
+	return 0;
+}
+
+/* Every record of a fixture tree, every event it has, the ways a subscriber may ask. */
+static void test_direct(const char *root, const char *name)
+{
+	static const char *const every[] = { "*:*", NULL };
+	static const char *const only[] = { "prev_comm", "next_pid", "msg", "seq", "buf", NULL };
+	struct rt_host host = { "h", "6.1", "b", 2, "local" };
+	struct fixture fx;
+	struct rt_buf w = { 0 };
+	Ringtap__Welcome *welcome = NULL;
+	const uint8_t *msg;
+	size_t len;
+
+	if (fixture_open(&fx, root, name, every)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	if (!rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, &host, fx.layout, &w) &&
+	    !rt_encode_inner(&w, true, &msg, &len))
+		welcome = ringtap__welcome__unpack(NULL, len, msg);
+	CHECK(welcome != NULL);
+	for (unsigned int way = 0; way < 3 && welcome; way++) {
+		const char *const *fields = way == 2 ? only : NULL;
+		struct direct d = { .layout = welcome->layout };
+
+		CHECK_EQ(rt_record_encoder_new(&d.enc, fx.layout, way == 1, fields), 0);
+		CHECK_EQ(rt_record_encoder_new(&d.viewer, fx.layout, way == 1, fields), 0);
+		for (int cpu = 0; cpu < fx.ncpus; cpu++) {
+			uint8_t *pages = fixture_pages(&fx, cpu, &len);
+
+			for (size_t off = 0; pages && off + fx.layout->sub_buffer_size <= len;
+			     off += fx.layout->sub_buffer_size) {
+				struct rt_page_result res;
+
+				rt_decode_page(fx.decoder, (unsigned int)cpu, pages + off,
+					       fx.layout->sub_buffer_size, compare_direct, &d, &res);
+			}
+			free(pages);
+		}
+		CHECK(d.compared >= 100);
+		printf("%s, %s: %u records (%u values) viewed from the record as from its Batch\n",
+		       name, way == 0 ? "every field" : way == 1 ? "common fields" : "projection",
+		       d.compared, d.values);
+		rt_record_encoder_free(d.enc);
+		rt_record_encoder_free(d.viewer);
+	}
+	if (welcome)
+		ringtap__welcome__free_unpacked(welcome, NULL);
+	rt_buf_free(&w);
 	fixture_close(&fx);
 }
 
@@ -503,6 +622,7 @@ int main(int argc, char **argv)
 	test_fixture(root, "stock", true);
 	test_fixture(root, "padded", true);
 	test_fixture(root, "rt", true);
+	CHECK(tree_each(root, test_direct) >= 6);
 	test_foreign();
 	test_as_written();
 	test_varint_lengths();
