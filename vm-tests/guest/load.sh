@@ -122,14 +122,15 @@ echo "note: seq gaps no loss report came before, at most per subscriber and CPU:
 expect_eq "streams ended by the daemon's Bye" "$(grep -c '^end [0-9]* clean$' /tmp/load.out)" $conns
 # With ring readers: a reader that maps the ring and never reads costs
 # ringtapd nothing. Its CPU per event stays under LOAD_MAX_DAEMON_US (TCG's
-# microseconds; the stock guest's ringtapd spends about a tenth of that),
-# and its RSS grows by no more than the socket subscribers' queues.
+# microseconds, every subscriber's work included; 78 in the first run, so
+# 500 leaves room for a loaded host), and its RSS grows by no more than the
+# socket subscribers' queues.
 if [ -n "$kinds" ]; then
 	sockets=$(echo "$kinds" | tr ',' '\n' | grep -vc '^ring')
 	grew=$((rss_max - rss_idle)) most=$((sockets * queue_kb + 8192))
 	[ $grew -le $most ] || fail "ringtapd's RSS grew by $grew kB while streaming, more than $most"
 	pass "ringtapd's RSS grew by $grew kB while streaming (at most $most)"
-	us=$((daemon_ms * 1000 / (cpu0 + cpu1))) most=${LOAD_MAX_DAEMON_US:-2000}
+	us=$((daemon_ms * 1000 / (cpu0 + cpu1))) most=${LOAD_MAX_DAEMON_US:-500}
 	[ $us -le $most ] || fail "ringtapd's CPU per event: $us us, more than $most"
 	pass "ringtapd's CPU per event: $us us (at most $most)"
 fi
