@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nats/nats.h>
 
@@ -17,6 +20,10 @@
 
 /* How long one wait for a message lasts: the limits and signals are looked at between. */
 #define POLL_MS 200
+/* Messages a fetch asks for: written, flushed and acknowledged together. */
+#define FETCH_BATCH 256
+/* A message not acknowledged by then is delivered again (to this run or the next). */
+#define ACK_WAIT_S 10
 
 static double now_s(void)
 {
@@ -42,40 +49,164 @@ static int say(const char *what, natsStatus s)
 	return -EIO;
 }
 
-/* Reads the subscription until a limit; the collector's errors end it. */
-static int consume(natsSubscription *sub, struct rt_collector *col,
-		   const struct rt_collect_nats_opts *o)
+/* Every file written and flushed: what the consumer may be told is done. */
+static int flush_all(struct rt_collector *col)
+{
+	int ret = rt_collector_flush(col);
+
+	if (!ret && col->descriptions && fflush(col->descriptions))
+		ret = -errno;
+	if (ret)
+		fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* The durable consumer, for its state (libnats 3.4 gives none through a pull subscription). */
+struct consumer {
+	jsCtx *js;
+	const char *stream, *durable;
+};
+
+/* Whether the consumer has nothing left to deliver. */
+static bool caught_up(const struct consumer *cons)
+{
+	jsConsumerInfo *ci = NULL;
+	bool done = false;
+
+	if (js_GetConsumerInfo(&ci, cons->js, cons->stream, cons->durable, NULL, NULL) == NATS_OK)
+		done = ci->NumPending == 0 && ci->NumAckPending == 0;
+	jsConsumerInfo_Destroy(ci);
+	return done;
+}
+
+/*
+ * Fetches from the durable consumer until a limit; each batch is written
+ * and flushed, then acknowledged, so that a collector started again
+ * resumes after it. The collector's errors end it.
+ */
+static int consume(natsSubscription *sub, const struct consumer *cons, struct rt_collector *col,
+		   const struct rt_collect_nats_opts *o, double *first, double *last)
 {
 	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
+	bool warned = false;
 
 	while (!stop_asked() && (!deadline || now_s() < deadline) &&
 	       (!o->count || col->records < o->count)) {
-		natsMsg *msg = NULL;
-		natsStatus s = natsSubscription_NextMsg(&msg, sub, POLL_MS);
-		jsMsgMetaData *meta = NULL;
-		bool caught_up = false;
-		int ret;
+		natsMsgList list = { 0 };
+		natsStatus s = natsSubscription_Fetch(&list, sub, FETCH_BATCH, POLL_MS, NULL);
+		uint64_t before = col->records;
+		bool done = false;
+		int ret = 0;
 
-		if (s == NATS_TIMEOUT)
+		if (s == NATS_TIMEOUT) {
+			if (o->drain && caught_up(cons))
+				break;
 			continue;
-		if (s != NATS_OK)
-			return say("reading the stream", s);
-		ret = rt_collector_take(col, natsMsg_GetSubject(msg),
-					(const uint8_t *)natsMsg_GetData(msg),
-					(size_t)natsMsg_GetDataLength(msg));
-		if (o->drain && natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
-			caught_up = meta->NumPending == 0;
-			jsMsgMetaData_Destroy(meta);
 		}
-		natsMsg_Destroy(msg);
-		if (ret && ret != -EBADMSG) {
+		if (s != NATS_OK) {
+			/*
+			 * The server went away (libnats connects to another of the
+			 * list) or the consumer's leader is being elected: the
+			 * consumer keeps our place, so read on after a pause.
+			 */
+			if (!warned)
+				say("reading the stream (trying again)", s);
+			warned = true;
+			nats_Sleep(POLL_MS);
+			continue;
+		}
+		warned = false;
+		for (int i = 0; i < list.Count && !ret; i++) {
+			natsMsg *msg = list.Msgs[i];
+			jsMsgMetaData *meta = NULL;
+
+			ret = rt_collector_take(col, natsMsg_GetSubject(msg),
+						(const uint8_t *)natsMsg_GetData(msg),
+						(size_t)natsMsg_GetDataLength(msg));
+			if (ret == -EBADMSG)
+				ret = 0;
+			if (o->drain && i == list.Count - 1 &&
+			    natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+				done = meta->NumPending == 0;
+				jsMsgMetaData_Destroy(meta);
+			}
+		}
+		if (ret)
 			fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
-			return ret;
+		if (!ret)
+			ret = flush_all(col);
+		/* When lines were written: the rate --lag reports. */
+		if (col->records != before) {
+			*last = now_s();
+			if (!*first)
+				*first = *last;
 		}
-		if (caught_up)
+		/*
+		 * Each message its own acknowledgment: a batch lost on its way
+		 * (a server's death) is delivered again, not acknowledged with
+		 * the next as AckAll would. The last one confirmed, so that a
+		 * stop right after cannot lose them on the way.
+		 */
+		for (int i = 0; !ret && i < list.Count; i++)
+			if ((i < list.Count - 1 ? natsMsg_Ack(list.Msgs[i], NULL) :
+			     natsMsg_AckSync(list.Msgs[i], NULL, NULL)) != NATS_OK) {
+				fprintf(stderr, "ringtap collect: acknowledging: %s (read again "
+					"later)\n", nats_GetLastError(NULL) ?: "?");
+				break;
+			}
+		natsMsgList_Destroy(&list);
+		if (ret)
+			return ret;
+		if (done)
 			break;
 	}
 	return 0;
+}
+
+/*
+ * The durable consumer's default name: one per collecting host and output
+ * directory, so that two collectors writing apart do not share messages.
+ */
+static void default_durable(char *buf, size_t size, const char *outdir)
+{
+	char host[64] = "", *real = realpath(outdir, NULL);
+	const char *p = real ? real : outdir;
+	uint32_t h = 2166136261u;	/* FNV-1a of the directory */
+
+	gethostname(host, sizeof(host) - 1);
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	free(real);
+	snprintf(buf, size, "ringtap-collect-%s-%08x", host, h);
+	/* A consumer's name: no '.', '*', '>' or spaces. */
+	for (char *c = buf; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+			*c = '_';
+}
+
+/* What a previous run of the same consumer learnt: its Welcomes and Schemas. */
+static int open_descriptions(struct rt_collector *col, const char *outdir, const char *durable)
+{
+	char path[4096];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/.%s.descriptions", outdir, durable);
+	if (col->resumed && (f = fopen(path, "re"))) {
+		ret = rt_collector_restore(col, f);
+		fclose(f);
+		if (ret) {
+			fprintf(stderr, "ringtap collect: %s: %s\n", path, strerror(-ret));
+			return ret;
+		}
+	}
+	col->descriptions = fopen(path, col->resumed ? "ae" : "we");
+	if (!col->descriptions) {
+		ret = -errno;
+		fprintf(stderr, "ringtap collect: %s: %s\n", path, strerror(errno));
+	}
+	return ret;
 }
 
 int rt_collect_nats(const char *url, const char *stream, const char *outdir,
@@ -83,10 +214,13 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 {
 	natsConnection *nc = NULL;
 	natsSubscription *sub = NULL;
+	jsConsumerInfo *ci = NULL;
 	struct rt_collector col;
 	jsCtx *js = NULL;
 	jsSubOptions so;
 	jsErrCode jerr = 0;
+	char durable[160];
+	double first = 0, last = 0;
 	sigset_t mask;
 	natsStatus s;
 	int ret;
@@ -100,9 +234,15 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		fprintf(stderr, "ringtap collect: %s: %s\n", outdir, strerror(errno));
 		return -errno;
 	}
+	if (o->durable)
+		snprintf(durable, sizeof(durable), "%s", o->durable);
+	else
+		default_durable(durable, sizeof(durable), outdir);
 	ret = rt_collector_init(&col, outdir, 0);
+	if (!ret && o->lag)
+		ret = rt_collector_measure_lag(&col);
 	if (ret)
-		return ret;
+		goto out;
 	s = natsConnection_ConnectTo(&nc, url);
 	if (s != NATS_OK) {
 		ret = say(url, s);
@@ -116,21 +256,43 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		goto out;
 	}
 	so.Stream = stream;
-	/* In stream order, from the first message, nothing to acknowledge. */
-	so.Ordered = true;
+	/* From the first message, or where this consumer's last run acknowledged. */
+	so.Config.Durable = durable;
 	so.Config.DeliverPolicy = js_DeliverAll;
-	s = js_SubscribeSync(&sub, js, o->subject ? o->subject : "ringtap.>", NULL, &so, &jerr);
+	so.Config.AckPolicy = js_AckExplicit;
+	so.Config.AckWait = (int64_t)ACK_WAIT_S * 1000000000;
+	so.Config.MaxAckPending = FETCH_BATCH * 4;
+	s = js_PullSubscribe(&sub, js, o->subject ? o->subject : "ringtap.>", durable, NULL, &so,
+			     &jerr);
 	if (s != NATS_OK) {
 		ret = say(stream, s);
 		goto out;
 	}
-	ret = consume(sub, &col, o);
+	/* A consumer that delivered before: what this run reads continues its files. */
+	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, &jerr) == NATS_OK)
+		col.resumed = ci->Delivered.Stream > 0 || ci->AckFloor.Stream > 0;
+	jsConsumerInfo_Destroy(ci);
+	ret = open_descriptions(&col, outdir, durable);
+	if (ret)
+		goto out;
+	if (col.resumed)
+		fprintf(stderr, "ringtap collect: consumer %s resumes where it stopped\n", durable);
+	ret = consume(sub, &(struct consumer){ js, stream, durable }, &col, o, &first, &last);
 	if (rt_collector_flush(&col) && !ret) {
 		fprintf(stderr, "ringtap collect: writing into %s: %s\n", outdir, strerror(errno));
 		ret = -EIO;
 	}
 	rt_collector_summary(&col, stderr);
+	if (o->lag) {
+		rt_collector_lag_summary(&col, stderr);
+		fprintf(stderr, "ringtap collect: %" PRIu64 " records in %.2f s from the first to the "
+			"last: %.0f records/s\n", col.records, last - first,
+			last > first ? (double)col.records / (last - first) : 0);
+	}
 out:
+	if (col.descriptions)
+		fclose(col.descriptions);
+	/* The consumer stays (durable): the next run resumes from it. */
 	natsSubscription_Destroy(sub);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
@@ -143,10 +305,15 @@ static void usage(FILE *f)
 {
 	fputs("Usage: ringtap collect --nats URL [OPTIONS]\n"
 	      "Reads what ringtapd instances publish to NATS JetStream, from the stream's\n"
-	      "first message, and writes DIR/HOST.txt per host: the lines ringtap stream\n"
-	      "prints, \"# cpu N: lost M events (kernel|queue)\" where records were lost.\n"
-	      "Prints one status line per host on standard error at the end.\n\n"
-	      "      --nats=URL         NATS server, e.g. nats://127.0.0.1:4222\n"
+	      "first message or where the same durable consumer stopped, and writes\n"
+	      "DIR/HOST.txt per host: the lines ringtap stream prints, \"# cpu N: lost M\n"
+	      "events (kernel|queue)\" where records were lost. Prints one status line per\n"
+	      "host on standard error at the end.\n\n"
+	      "      --nats=URL         NATS server(s), e.g. nats://127.0.0.1:4222 or a\n"
+	      "                         comma-separated list of a cluster's\n"
+	      "      --durable=NAME     the durable consumer (default\n"
+	      "                         ringtap-collect-HOST-HASH of DIR): a run resumes\n"
+	      "                         where the last one with the same name stopped\n"
 	      "  -o, --output=DIR       where the files go (default .)\n"
 	      "      --stream=NAME      JetStream stream (default RINGTAP)\n"
 	      "      --subject=SUBJECT  only these subjects (default ringtap.>), e.g.\n"
@@ -154,13 +321,15 @@ static void usage(FILE *f)
 	      "  -n, --count=N          stop after N records\n"
 	      "      --seconds=S        stop after S seconds\n"
 	      "      --drain            stop once every message the stream held was read\n"
+	      "      --lag              also print the lag from each record's timestamp,\n"
+	      "                         taken as realtime, to its line (bench/fanin)\n"
 	      "  -h, --help             this text\n",
 	      f);
 }
 
 int rt_collect_nats_main(int argc, char **argv)
 {
-	enum { OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN };
+	enum { OPT_NATS = 256, OPT_STREAM, OPT_SUBJECT, OPT_SECONDS, OPT_DRAIN, OPT_DURABLE, OPT_LAG };
 	static const struct option longopts[] = {
 		{ "nats", required_argument, NULL, OPT_NATS },
 		{ "output", required_argument, NULL, 'o' },
@@ -169,6 +338,8 @@ int rt_collect_nats_main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "seconds", required_argument, NULL, OPT_SECONDS },
 		{ "drain", no_argument, NULL, OPT_DRAIN },
+		{ "durable", required_argument, NULL, OPT_DURABLE },
+		{ "lag", no_argument, NULL, OPT_LAG },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -208,6 +379,17 @@ int rt_collect_nats_main(int argc, char **argv)
 			break;
 		case OPT_DRAIN:
 			o.drain = true;
+			break;
+		case OPT_DURABLE:
+			if (!*optarg || strpbrk(optarg, ".*> \t")) {
+				fprintf(stderr, "ringtap collect: --durable wants a name without '.', "
+					"'*', '>' or spaces\n");
+				return 1;
+			}
+			o.durable = optarg;
+			break;
+		case OPT_LAG:
+			o.lag = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -2,9 +2,12 @@
 #pragma once
 /*
  * collect-nats: ringtap collect --nats, the consumer of what ringtapd
- * publishes to NATS JetStream. An ordered (ephemeral, DeliverAll) consumer
- * reads the stream from its start; published.c writes one text file per
- * host. Any number of collectors may read the same stream.
+ * publishes to NATS JetStream. A durable pull consumer (DeliverAll, each message acknowledged)
+ * reads the stream from its start, or where the same consumer's last run
+ * acknowledged (each batch is written and flushed first); published.c writes
+ * one text file per host and keeps the Welcomes and Schemas in a file beside
+ * them for the next run. Any number of collectors (consumers) may read the
+ * same stream.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +17,8 @@ struct rt_collect_nats_opts {
 	double seconds;		/* stop after this long; 0: no limit */
 	bool drain;		/* stop once every message the stream held was read */
 	const char *subject;	/* NULL: "ringtap.>" */
+	const char *durable;	/* NULL: ringtap-collect-<host>-<hash of the directory> */
+	bool lag;		/* measure each record's lag (bench/fanin) */
 };
 
 /*

@@ -62,6 +62,13 @@ struct ringtap_client {
 	size_t ring_size;
 	struct rt_buf ring_buf;		/* a frame made for the tap, a record packed */
 	Ringtap__Record *ring_record;	/* views off: the last record, unpacked */
+	/*
+	 * Frames the ring's start took in ringtap_connect(), for the tap at
+	 * the first ringtap_next(), where a socket stream's tap sees them (a
+	 * recorder starts its file between the two).
+	 */
+	bool starting;
+	struct rt_buf tap_later;
 	/* Frames with events that came before the Ring frame: handed out first. */
 	Ringtap__Frame **early;
 	size_t n_early, early_next;
@@ -133,6 +140,37 @@ static void tap_frame(struct ringtap_client *c)
 
 	if (frame)
 		c->tap(c->tap_ctx, frame, len);
+}
+
+/* The ring's frame for the tap: now, or at the first ringtap_next() while the ring starts. */
+static void ring_tap(struct ringtap_client *c)
+{
+	size_t len;
+	const uint8_t *frame = rt_wire_reader_last(&c->reader, &len);
+
+	if (!frame)
+		return;
+	if (!c->starting)
+		c->tap(c->tap_ctx, frame, len);
+	else if (rt_buf_put(&c->tap_later, frame, len))
+		c->tap_later.len = 0;	/* out of memory: the tap misses them, as the file will say */
+}
+
+/* The frames the ring's start took, one at a time, as they came. */
+static void tap_the_start(struct ringtap_client *c)
+{
+	const uint8_t *p = c->tap_later.data, *end = p + c->tap_later.len;
+
+	while (p < end) {
+		uint64_t len;
+		int used = rt_wire_varint_decode(p, (size_t)(end - p), &len);
+
+		if (used <= 0 || len > (uint64_t)(end - p - used))
+			break;
+		c->tap(c->tap_ctx, p, (size_t)used + (size_t)len);
+		p += (size_t)used + (size_t)len;
+	}
+	rt_buf_free(&c->tap_later);
 }
 
 /*
@@ -348,7 +386,7 @@ static int ring_schema(struct ringtap_client *c, Ringtap__Frame *f, struct ringt
 	}
 	if (c->asked == RINGTAP__ENCODING__RAW) {
 		if (c->tap)
-			tap_frame(c);
+			ring_tap(c);
 	} else {
 		ringtap__frame__free_unpacked(f, NULL);
 		f = decoded;
@@ -397,6 +435,8 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 
 	if (ret)
 		return ret;
+	if (c->tap_later.len)
+		tap_the_start(c);
 	if (c->early_next < c->n_early) {
 		ret = rt_consumer_take(&c->cons, c->early[c->early_next++], ev);
 		if (ret)
@@ -580,6 +620,7 @@ void ringtap_close(struct ringtap_client *c)
 	if (c->ring_record)
 		ringtap__record__free_unpacked(c->ring_record, NULL);
 	rt_buf_free(&c->ring_buf);
+	rt_buf_free(&c->tap_later);
 	for (size_t i = c->early_next; i < c->n_early; i++)
 		ringtap__frame__free_unpacked(c->early[i], NULL);
 	free(c->early);
@@ -841,8 +882,121 @@ static int keep_early(struct ringtap_client *c, Ringtap__Frame *f)
 }
 
 /*
+ * RING connect frames until one of kind want (the caller's): Schemas
+ * learned, Heartbeats and CpuStates kept as events, notes taken, a
+ * HostTexts (the one asked, or the Hello's) given its kallsyms. 0, or
+ * -errno with err.
+ */
+static int ring_wait_for(struct ringtap_client *c, Ringtap__Frame__MsgCase want,
+			 Ringtap__Frame **out, int64_t deadline, struct ringtap_connect_error *err)
+{
+	struct rt_why why = { "" };
+	struct ringtap_event ev;
+	int ret;
+
+	for (;;) {
+		const Ringtap__HostTexts *h;
+		Ringtap__Frame *f;
+
+		do
+			ret = wait_frame(c, &f, deadline);
+		while (ret == -EINTR);
+		if (ret == 0)
+			return set_err(err, -ETIMEDOUT, "no %s frame from ringtapd in time",
+				       want == RINGTAP__FRAME__MSG_RING ? "Ring" : "HostTexts");
+		if (ret < 0)
+			return set_err(err, ret, "%s", c->cons.errtext);
+		if (!f)
+			return set_err(err, -ECONNRESET, "ringtapd closed the connection while it "
+				       "started the ring");
+		switch (f->msg_case) {
+		case RINGTAP__FRAME__MSG_SCHEMA:
+			ret = ring_schema(c, f, &ev);
+			if (ret < 0)
+				return set_err(err, ret, "%s", c->cons.errtext);
+			continue;
+		case RINGTAP__FRAME__MSG_HEARTBEAT:
+		case RINGTAP__FRAME__MSG_CPU_STATE:
+			/* Events for ringtap_next(), as on the socket. */
+			if (c->tap)
+				ring_tap(c);
+			ret = keep_early(c, f);
+			if (ret)
+				return set_err(err, ret, "out of memory");
+			continue;
+		case RINGTAP__FRAME__MSG_RING_READY:
+			if (want == RINGTAP__FRAME__MSG_RING)
+				break;
+			ret = rt_ring_reader_ready(c->ring, f->ring_ready, &why);
+			ringtap__frame__free_unpacked(f, NULL);
+			if (ret)
+				return set_err(err, ret, "%s", why.text);
+			continue;
+		case RINGTAP__FRAME__MSG_HOST_TEXTS:
+			if (c->tap)
+				ring_tap(c);
+			h = f->host_texts;
+			ret = c->ring && h->has_kallsyms ?
+				rt_ring_reader_symbols(c->ring, h->kallsyms.data, h->kallsyms.len) : 0;
+			if (!ret && want == RINGTAP__FRAME__MSG_HOST_TEXTS) {
+				*out = f;
+				return 0;
+			}
+			ringtap__frame__free_unpacked(f, NULL);
+			if (ret)
+				return set_err(err, ret, "out of memory");
+			continue;
+		case RINGTAP__FRAME__MSG_RING:
+			if (want != RINGTAP__FRAME__MSG_RING)
+				break;
+			*out = f;
+			return 0;
+		default:
+			break;
+		}
+		ret = set_err(err, -EPROTO, "ringtapd sent a %s frame while it started the ring",
+			      rt_wire_frame_name(f));
+		ringtap__frame__free_unpacked(f, NULL);
+		return ret;
+	}
+}
+
+/*
+ * The names of the kernel functions pointer fields hold, which ringtapd
+ * adds to DECODED records when it reads kallsyms: asked once the Schemas
+ * show a selected field that needs them (kallsyms is megabytes), with an
+ * Update that repeats the subscription and asks for the HostTexts.
+ */
+static int ring_symbols(struct ringtap_client *c, const struct ringtap_client_opts *o,
+			int64_t deadline, struct ringtap_connect_error *err)
+{
+	Ringtap__Frame frame = RINGTAP__FRAME__INIT, *f = NULL;
+	Ringtap__Update update = RINGTAP__UPDATE__INIT;
+	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	_cleanup_free_ uint8_t *bytes = NULL;
+	size_t len;
+	int ret;
+
+	if (!rt_ring_reader_wants_symbols(c->ring) || !fill_subscription(o, &sub))
+		return 0;
+	sub.has_host_texts = sub.host_texts = true;
+	update.subscription = &sub;
+	frame.msg_case = RINGTAP__FRAME__MSG_UPDATE;
+	frame.update = &update;
+	ret = rt_wire_encode(&frame, &bytes, &len);
+	ret = ret ?: send_all(c, bytes, len, deadline);
+	if (ret)
+		return set_err(err, ret, "asking ringtapd for kallsyms: %s", strerror(-ret));
+	ret = ring_wait_for(c, RINGTAP__FRAME__MSG_HOST_TEXTS, &f, deadline, err);
+	if (f)
+		ringtap__frame__free_unpacked(f, NULL);
+	return ret;
+}
+
+/*
  * After a RING Welcome: the Schemas that come first, then the Ring frame
- * and its descriptor. 0 with the ring attached, or -errno with err.
+ * and its descriptor, and kallsyms when a pointer field wants it. 0 with
+ * the ring attached, or -errno with err.
  */
 static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts *o,
 		      int64_t deadline, struct ringtap_connect_error *err)
@@ -853,58 +1007,23 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 		.common = o->common_fields,
 	};
 	struct rt_why why = { "" };
-	struct ringtap_event ev;
+	Ringtap__Frame *f = NULL;
 	int ret;
 
 	if (c->tap)
 		tap_welcome(c);
+	c->starting = true;
 	ret = rt_ring_reader_new(&c->ring, ringtap_welcome(c), &ro, &why);
 	if (ret)
 		return set_err(err, ret, "%s", why.text[0] ? why.text : strerror(-ret));
-	for (;;) {
-		Ringtap__Frame *f;
-
-		do
-			ret = wait_frame(c, &f, deadline);
-		while (ret == -EINTR);
-		if (ret == 0)
-			return set_err(err, -ETIMEDOUT, "no Ring frame from ringtapd in time");
-		if (ret < 0)
-			return set_err(err, ret, "%s", c->cons.errtext);
-		if (!f)
-			return set_err(err, -ECONNRESET, "ringtapd closed the connection before the "
-				       "Ring frame");
-		switch (f->msg_case) {
-		case RINGTAP__FRAME__MSG_RING:
-			ret = ring_attach(c, f, err);
-			ringtap__frame__free_unpacked(f, NULL);
-			return ret;
-		case RINGTAP__FRAME__MSG_SCHEMA:
-			ret = ring_schema(c, f, &ev);
-			if (ret < 0)
-				return set_err(err, ret, "%s", c->cons.errtext);
-			break;
-		case RINGTAP__FRAME__MSG_HOST_TEXTS:
-			if (c->tap)
-				tap_frame(c);
-			ringtap__frame__free_unpacked(f, NULL);
-			break;
-		case RINGTAP__FRAME__MSG_HEARTBEAT:
-		case RINGTAP__FRAME__MSG_CPU_STATE:
-			/* Events for ringtap_next(), as on the socket. */
-			if (c->tap)
-				tap_frame(c);
-			ret = keep_early(c, f);
-			if (ret)
-				return set_err(err, ret, "out of memory");
-			break;
-		default:
-			ret = set_err(err, -EPROTO, "ringtapd sent a %s frame before the Ring frame",
-				      rt_wire_frame_name(f));
-			ringtap__frame__free_unpacked(f, NULL);
-			return ret;
-		}
-	}
+	ret = ring_wait_for(c, RINGTAP__FRAME__MSG_RING, &f, deadline, err);
+	if (ret)
+		return ret;
+	ret = ring_attach(c, f, err);
+	ringtap__frame__free_unpacked(f, NULL);
+	ret = ret ?: ring_symbols(c, o, deadline, err);
+	c->starting = false;
+	return ret;
 }
 
 /*

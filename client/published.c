@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "published.h"
 #include "ringtap.h"
@@ -11,6 +12,11 @@
 #define MAX_HOSTS 4096
 #define MAX_SCHEMAS 65536
 #define MAX_CPUS 8192
+/* Records told apart as already taken: this many numbers back from the highest of a CPU. */
+#define SEEN_MIN_BITS 4096
+#define SEEN_MAX_BITS (1u << 17)
+/* Lags measured to the millisecond up to this; longer ones count in the last. */
+#define LAG_BINS 600001
 
 struct schema_slot {
 	char *subject;
@@ -21,6 +27,22 @@ struct cpu_seq {
 	uint64_t session;
 	char boot_id[40];
 	uint64_t offered;	/* of this run, as seq says */
+	uint64_t base;		/* the run's first number seen, when reading resumed mid-stream */
+	/* Record numbers taken from seen_base on, one bit each: a copy is not taken twice. */
+	uint8_t *seen;
+	size_t seen_bits;
+	uint64_t seen_base;
+};
+
+/* One page's records of a CPU, a message per event, written in their numbers' order. */
+struct group_part {
+	char *subject;
+	Ringtap__Published *msg;	/* owns the PublishedRecords */
+};
+
+struct group {
+	size_t n, cap;
+	struct group_part *parts;	/* n: none held */
 };
 
 struct rt_pub_host {
@@ -31,7 +53,8 @@ struct rt_pub_host {
 	size_t n_schemas;
 	struct cpu_seq *cpus;
 	size_t n_cpus;
-	uint64_t records, lost_kernel, lost_queue, offered_before, no_schema;
+	struct group page;
+	uint64_t records, lost_kernel, lost_queue, offered_before, no_schema, twice;
 };
 
 int rt_collector_init(struct rt_collector *c, const char *outdir, unsigned int flags)
@@ -54,6 +77,13 @@ static void host_free(struct rt_pub_host *h)
 		ringtap__published__free_unpacked(h->schemas[i].msg, NULL);
 	}
 	free(h->schemas);
+	for (size_t i = 0; i < h->page.n; i++) {
+		free(h->page.parts[i].subject);
+		ringtap__published__free_unpacked(h->page.parts[i].msg, NULL);
+	}
+	free(h->page.parts);
+	for (size_t i = 0; i < h->n_cpus; i++)
+		free(h->cpus[i].seen);
 	free(h->cpus);
 	free(h);
 }
@@ -65,6 +95,7 @@ void rt_collector_release(struct rt_collector *c)
 	free(c->hosts);
 	free(c->outdir);
 	free(c->line);
+	free(c->lag_ms);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -111,7 +142,7 @@ static int find_host(struct rt_collector *c, const char *name, struct rt_pub_hos
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/%s.txt", c->outdir, name);
-		h->out = fopen(path, "we");
+		h->out = fopen(path, c->resumed ? "ae" : "we");
 		if (!h->out) {
 			int err = -errno;
 
@@ -158,7 +189,8 @@ static int keep_schema(struct rt_pub_host *h, const char *subject, Ringtap__Publ
 }
 
 /* Sequence numbers run per (boot, daemon session, CPU): offered = the highest seen. */
-static int count_seq(struct rt_pub_host *h, const Ringtap__Published *p, uint64_t offered)
+static int count_seq(struct rt_collector *c, struct rt_pub_host *h, const Ringtap__Published *p,
+		     uint64_t offered)
 {
 	struct cpu_seq *cs;
 
@@ -177,11 +209,16 @@ static int count_seq(struct rt_pub_host *h, const Ringtap__Published *p, uint64_
 	if (cs->session != p->session || strncmp(cs->boot_id, p->boot_id, sizeof(cs->boot_id))) {
 		h->offered_before += cs->offered;
 		cs->offered = 0;
+		free(cs->seen);
+		cs->seen = NULL;
+		cs->seen_bits = 0;
+		cs->seen_base = 0;
+		cs->base = c->resumed ? p->seq : 0;
 		cs->session = p->session;
 		snprintf(cs->boot_id, sizeof(cs->boot_id), "%s", p->boot_id);
 	}
-	if (offered > cs->offered)
-		cs->offered = offered;
+	if (offered > cs->base && offered - cs->base > cs->offered)
+		cs->offered = offered - cs->base;
 	return 0;
 }
 
@@ -206,13 +243,188 @@ static int put_line(struct rt_collector *c, struct rt_pub_host *h, const Ringtap
 	return 0;
 }
 
+/*
+ * Whether record number seq of the CPU's current run was taken before (a
+ * message stored twice); marks it taken. Numbers from far back (more than
+ * SEEN_MAX_BITS below the highest) are taken without a look.
+ */
+static int taken_before(struct cpu_seq *cs, uint64_t seq, bool *before)
+{
+	uint64_t idx;
+
+	*before = false;
+	if (seq < cs->seen_base)
+		return 0;
+	idx = seq - cs->seen_base;
+	while (idx >= cs->seen_bits && cs->seen_bits < SEEN_MAX_BITS) {
+		size_t bits = cs->seen_bits ? 2 * cs->seen_bits : SEEN_MIN_BITS;
+		uint8_t *more = realloc(cs->seen, bits / 8);
+
+		if (!more)
+			return -ENOMEM;
+		memset(more + cs->seen_bits / 8, 0, (bits - cs->seen_bits) / 8);
+		cs->seen = more;
+		cs->seen_bits = bits;
+	}
+	if (idx >= cs->seen_bits) {
+		/* Slide: keep the upper half's worth below seq. */
+		uint64_t shift = (idx - cs->seen_bits / 2 + 1 + 7) & ~(uint64_t)7;
+
+		if (shift >= cs->seen_bits) {
+			memset(cs->seen, 0, cs->seen_bits / 8);
+		} else {
+			memmove(cs->seen, cs->seen + shift / 8, (cs->seen_bits - shift) / 8);
+			memset(cs->seen + (cs->seen_bits - shift) / 8, 0, shift / 8);
+		}
+		cs->seen_base += shift;
+		idx -= shift;
+	}
+	*before = cs->seen[idx / 8] & (1u << (idx % 8));
+	cs->seen[idx / 8] |= (uint8_t)(1u << (idx % 8));
+	return 0;
+}
+
+/* A record's line, unless its number was taken before. */
+static int put_record(struct rt_collector *c, struct rt_pub_host *h, const char *subject,
+		      const Ringtap__Published *p, const Ringtap__Record *rec, uint64_t seq)
+{
+	struct ringtap_event ev = { .kind = RINGTAP_RECORD, .cpu = p->cpu };
+	struct schema_slot *s;
+	bool before;
+	int ret = taken_before(&h->cpus[p->cpu], seq, &before);
+
+	if (ret)
+		return ret;
+	if (before) {
+		h->twice++;
+		return 0;
+	}
+	s = find_schema(h, subject);
+	ev.record = (Ringtap__Record *)rec;
+	/* Without its Schema the line says "unknown event id", and it is counted. */
+	if (s && s->msg->schema->event_id == rec->event_id)
+		ev.schema = s->msg->schema;
+	else
+		h->no_schema++;
+	h->records++;
+	c->records++;
+	if (c->lag_ms) {
+		struct timespec now;
+		uint64_t ns, ms;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		ns = (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+		ms = ns > rec->timestamp ? (ns - rec->timestamp) / 1000000 : 0;
+		if (ms > c->lag_max_ms)
+			c->lag_max_ms = ms;
+		c->lag_ms[ms < LAG_BINS ? ms : LAG_BINS - 1]++;
+	}
+	return put_line(c, h, h->welcome ? h->welcome->welcome->layout : NULL, &ev);
+}
+
+struct page_entry {
+	uint64_t seq;
+	const Ringtap__Record *rec;
+	size_t part;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct page_entry *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->part < y->part ? -1 : x->part > y->part;
+}
+
+/* The page held, its records in their numbers' order: as ringtap stream prints them. */
+static int flush_page(struct rt_collector *c, struct rt_pub_host *h)
+{
+	struct group *g = &h->page;
+	struct page_entry *all;
+	size_t n = 0, k = 0;
+	int ret = 0;
+
+	if (!g->n)
+		return 0;
+	for (size_t i = 0; i < g->n; i++)
+		n += g->parts[i].msg->records->n_records;
+	all = calloc(n ? n : 1, sizeof(*all));
+	if (!all)
+		ret = -ENOMEM;
+	for (size_t i = 0; all && i < g->n; i++) {
+		const Ringtap__Published *p = g->parts[i].msg;
+
+		for (size_t r = 0; r < p->records->n_records; r++)
+			all[k++] = (struct page_entry){ p->seq + p->records->offsets[r],
+							p->records->records[r], i };
+	}
+	if (all)
+		qsort(all, n, sizeof(*all), by_seq);
+	for (size_t i = 0; all && i < n && !ret; i++)
+		ret = put_record(c, h, g->parts[all[i].part].subject, g->parts[all[i].part].msg,
+				 all[i].rec, all[i].seq);
+	free(all);
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->parts[i].subject);
+		ringtap__published__free_unpacked(g->parts[i].msg, NULL);
+	}
+	g->n = 0;
+	return ret;
+}
+
+/* A part of the page held, or of a new one (which writes the one held first). Takes p. */
+static int hold_part(struct rt_collector *c, struct rt_pub_host *h, const char *subject,
+		     Ringtap__Published *p)
+{
+	struct group *g = &h->page;
+	const Ringtap__Published *first = g->n ? g->parts[0].msg : NULL;
+	int ret = 0;
+
+	if (first && (first->cpu != p->cpu || first->seq != p->seq ||
+		      first->session != p->session || strcmp(first->boot_id, p->boot_id)))
+		ret = flush_page(c, h);
+	if (!ret && g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 8;
+		struct group_part *more = realloc(g->parts, cap * sizeof(*more));
+
+		if (more) {
+			g->parts = more;
+			g->cap = cap;
+		}
+	}
+	if (!ret && g->n < g->cap && (g->parts[g->n].subject = strdup(subject))) {
+		g->parts[g->n++].msg = p;
+		return 0;
+	}
+	ringtap__published__free_unpacked(p, NULL);
+	return ret ?: -ENOMEM;
+}
+
+static bool records_valid(const Ringtap__PublishedRecords *r)
+{
+	if (!r->n_records || r->n_records != r->n_offsets)
+		return false;
+	for (size_t i = 1; i < r->n_offsets; i++)
+		if (r->offsets[i] <= r->offsets[i - 1])
+			return false;
+	return true;
+}
+
+/* A Welcome or Schema into the descriptions file: a subject line, a length line, the bytes. */
+static void describe(struct rt_collector *c, const char *subject, const uint8_t *data, size_t len)
+{
+	if (c->descriptions && !c->restoring)
+		fprintf(c->descriptions, "%s\n%zu\n", subject, len),
+			fwrite(data, 1, len, c->descriptions);
+}
+
 int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t *data,
 		      size_t len)
 {
 	struct ringtap_event ev = { 0 };
 	struct rt_pub_host *h;
 	Ringtap__Published *p;
-	struct schema_slot *s;
 	char name[64];
 	int ret;
 
@@ -226,34 +438,47 @@ int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t
 		return -EBADMSG;
 	}
 	ret = find_host(c, name, &h);
-	if (!ret)
-		ret = count_seq(h, p, p->seq + (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORD));
 	if (ret)
 		goto out;
+	if (c->restoring && p->msg_case != RINGTAP__PUBLISHED__MSG_WELCOME &&
+	    p->msg_case != RINGTAP__PUBLISHED__MSG_SCHEMA) {
+		ret = -EBADMSG;
+		goto out;
+	}
+	if (c->restoring)
+		goto take;
+	if (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORDS) {
+		if (!records_valid(p->records)) {
+			c->bad++;
+			ret = -EBADMSG;
+			goto out;
+		}
+		ret = count_seq(c, h, p, p->seq + p->records->offsets[p->records->n_offsets - 1] + 1);
+		return ret ? ret : hold_part(c, h, subject, p);
+	}
+	/* Anything else of the host comes after the page held: a Schema may replace its own. */
+	ret = flush_page(c, h) ?:
+	      count_seq(c, h, p, p->seq + (p->msg_case == RINGTAP__PUBLISHED__MSG_RECORD));
+	if (ret)
+		goto out;
+take:
 	ev.cpu = p->cpu;
 	switch (p->msg_case) {
 	case RINGTAP__PUBLISHED__MSG_WELCOME:
+		describe(c, subject, data, len);
 		if (h->welcome)
 			ringtap__published__free_unpacked(h->welcome, NULL);
 		h->welcome = p;
 		return 0;
 	case RINGTAP__PUBLISHED__MSG_SCHEMA:
+		describe(c, subject, data, len);
 		ret = keep_schema(h, subject, p);
 		if (!ret)
 			return 0;
 		break;
 	case RINGTAP__PUBLISHED__MSG_RECORD:
-		s = find_schema(h, subject);
-		ev.kind = RINGTAP_RECORD;
-		ev.record = p->record;
-		/* Without its Schema the line says "unknown event id", and it is counted. */
-		if (s && s->msg->schema->event_id == p->record->event_id)
-			ev.schema = s->msg->schema;
-		else
-			h->no_schema++;
-		h->records++;
-		c->records++;
-		ret = put_line(c, h, h->welcome ? h->welcome->welcome->layout : NULL, &ev);
+		/* One record a message: what ringtapd published before PublishedRecords. */
+		ret = put_record(c, h, subject, p, p->record, p->seq);
 		break;
 	case RINGTAP__PUBLISHED__MSG_LOST:
 		ev.kind = RINGTAP_LOST;
@@ -278,10 +503,72 @@ int rt_collector_flush(struct rt_collector *c)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < c->n_hosts; i++)
-		if (c->hosts[i]->out && fflush(c->hosts[i]->out))
+	for (size_t i = 0; i < c->n_hosts; i++) {
+		int err = flush_page(c, c->hosts[i]);
+
+		if (err)
+			ret = err;
+		else if (c->hosts[i]->out && fflush(c->hosts[i]->out))
 			ret = -errno;
+	}
 	return ret;
+}
+
+int rt_collector_restore(struct rt_collector *c, FILE *f)
+{
+	char subject[512];
+	uint8_t *data = NULL;
+	size_t len;
+	int ret = 0;
+
+	c->restoring = true;
+	while (!ret && fgets(subject, sizeof(subject), f)) {
+		uint8_t *more;
+
+		subject[strcspn(subject, "\n")] = '\0';
+		if (fscanf(f, "%zu", &len) != 1 || fgetc(f) != '\n' || len > (64u << 20)) {
+			ret = -EBADMSG;
+			break;
+		}
+		more = realloc(data, len ? len : 1);
+		if (!more) {
+			ret = -ENOMEM;
+			break;
+		}
+		data = more;
+		if (fread(data, 1, len, f) != len)
+			ret = -EBADMSG;
+		else
+			ret = rt_collector_take(c, subject, data, len);
+	}
+	free(data);
+	c->restoring = false;
+	return ret;
+}
+
+int rt_collector_measure_lag(struct rt_collector *c)
+{
+	c->lag_ms = calloc(LAG_BINS, sizeof(*c->lag_ms));
+	return c->lag_ms ? 0 : -ENOMEM;
+}
+
+void rt_collector_lag_summary(const struct rt_collector *c, FILE *f)
+{
+	uint64_t n = 0, seen = 0, p50 = 0, p99 = 0;
+
+	if (!c->lag_ms)
+		return;
+	for (size_t i = 0; i < LAG_BINS; i++)
+		n += c->lag_ms[i];
+	for (size_t i = 0; i < LAG_BINS && n; i++) {
+		if (seen < (n + 1) / 2 && seen + c->lag_ms[i] >= (n + 1) / 2)
+			p50 = i;
+		if (seen < n - n / 100 && seen + c->lag_ms[i] >= n - n / 100)
+			p99 = i;
+		seen += c->lag_ms[i];
+	}
+	fprintf(f, "ringtap collect: lag from record to line over %" PRIu64 " records: p50 %" PRIu64
+		" ms, p99 %" PRIu64 " ms, max %" PRIu64 " ms\n", n, p50, p99, c->lag_max_ms);
 }
 
 void rt_collector_summary(const struct rt_collector *c, FILE *f)
@@ -298,6 +585,8 @@ void rt_collector_summary(const struct rt_collector *c, FILE *f)
 			offered > accounted ? offered - accounted : 0);
 		if (h->no_schema)
 			fprintf(f, ", %" PRIu64 " without a schema", h->no_schema);
+		if (h->twice)
+			fprintf(f, ", %" PRIu64 " stored twice (taken once)", h->twice);
 		fputc('\n', f);
 	}
 	if (c->bad)

@@ -23,6 +23,17 @@ struct rt_collector {
 	size_t line_size;
 	uint64_t records;	/* every host's */
 	uint64_t bad;		/* messages that were not ringtapd's */
+	/*
+	 * Set when reading resumes mid-stream (a durable consumer's second run):
+	 * a run's numbers count from the first message seen, not from 0.
+	 */
+	bool resumed;		/* and the host files are appended to */
+	bool restoring;		/* rt_collector_restore at work */
+	/* Welcomes and Schemas are appended here as they come (rt_collector_restore reads them). */
+	FILE *descriptions;
+	/* Set: the lag from a record's timestamp (taken as realtime ns) to its line, in ms. */
+	uint32_t *lag_ms;
+	uint64_t lag_max_ms;
 };
 
 int rt_collector_init(struct rt_collector *c, const char *outdir, unsigned int flags);
@@ -35,7 +46,17 @@ void rt_collector_release(struct rt_collector *c);
 int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t *data,
 		      size_t len);
 
-/* Flushes every host's file. */
+/*
+ * The Welcomes and Schemas a previous run appended to its descriptions
+ * file, taken again (no lines, no counts): records read after a resume
+ * find their schemas. -EBADMSG for a file that is not one.
+ */
+int rt_collector_restore(struct rt_collector *c, FILE *f);
+
+/* Measures each record's lag (bench/fanin's simulated hosts stamp records with realtime). */
+int rt_collector_measure_lag(struct rt_collector *c);
+
+/* Writes the page held of every host and flushes every host's file. */
 int rt_collector_flush(struct rt_collector *c);
 
 /*
@@ -43,3 +64,5 @@ int rt_collector_flush(struct rt_collector *c);
  * buffer) and records the sequence numbers say are missing unreported.
  */
 void rt_collector_summary(const struct rt_collector *c, FILE *f);
+/* With rt_collector_measure_lag: "lag p50 ... p99 ... max ..." over every record taken. */
+void rt_collector_lag_summary(const struct rt_collector *c, FILE *f);

@@ -240,6 +240,33 @@ int rt_ring_reader_schema(struct rt_ring_reader *r, const Ringtap__Schema *s,
 	return ret;
 }
 
+bool rt_ring_reader_wants_symbols(const struct rt_ring_reader *r)
+{
+	if (r->encoding != RINGTAP__ENCODING__DECODED)
+		return false;
+	for (size_t i = 0; i < r->n_events; i++)
+		for (struct tep_format_field *f = r->events[i]->format.fields; f; f = f->next)
+			if ((f->flags & TEP_FIELD_IS_POINTER) &&
+			    !(f->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_ARRAY)) &&
+			    rt_encode_selected((const char *const *)r->only, f->name))
+				return true;
+	return false;
+}
+
+int rt_ring_reader_symbols(struct rt_ring_reader *r, const uint8_t *kallsyms, size_t len)
+{
+	char *text = malloc(len + 1);
+
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, kallsyms, len);
+	text[len] = '\0';
+	/* As ringtapd's own layout takes them (tracefs.c); a text it cannot read names nothing. */
+	(void)tep_parse_kallsyms(r->layout->tep, text);
+	free(text);
+	return 0;
+}
+
 void rt_ring_reader_bind_schema(struct rt_ring_reader *r, const Ringtap__Schema *s)
 {
 	if (s->event_id >= r->n_schemas) {

@@ -57,6 +57,15 @@ void rt_ring_reader_free(struct rt_ring_reader *r);
 int rt_ring_reader_schema(struct rt_ring_reader *r, const Ringtap__Schema *schema,
 			  Ringtap__Frame **decoded, struct rt_why *why);
 
+/*
+ * Whether a selected field points into the kernel: ringtapd names the
+ * function with it (Value.symbol) when it reads kallsyms, and so must the
+ * reader, from the kallsyms text of a HostTexts (rt_ring_reader_symbols).
+ */
+bool rt_ring_reader_wants_symbols(const struct rt_ring_reader *r);
+/* The kallsyms text (len bytes, not NUL-terminated) for pointer fields' symbols. -ENOMEM. */
+int rt_ring_reader_symbols(struct rt_ring_reader *r, const uint8_t *kallsyms, size_t len);
+
 /* The Schema the events of this id are to be given with (the caller keeps it). */
 void rt_ring_reader_bind_schema(struct rt_ring_reader *r, const Ringtap__Schema *schema);
 

@@ -39,8 +39,10 @@ enum ringtap_transport {
 	 * filter and fields are applied here. Losses of the ring's own (this
 	 * reader was too slow and the daemon wrote over pages it had not
 	 * read) come as RINGTAP_LOST with source QUEUE, with an exact count of
-	 * every event on those pages. ringtap_connect() fails when the daemon
-	 * does not serve the ring to this client.
+	 * every event on those pages. A selected field that points into the
+	 * kernel gets its function's name as on the socket: the library asks
+	 * ringtapd for kallsyms then (HostTexts). ringtap_connect() fails when
+	 * the daemon does not serve the ring to this client.
 	 */
 	RINGTAP_TRANSPORT_RING,
 	/* The ring when the address is local and ringtapd serves it, the socket otherwise. */

@@ -7,6 +7,7 @@
 #include <event-parse.h>
 
 #include "layout.h"
+#include "msgid.h"
 #include "publish.h"
 #include "glob.h"
 #include "util.h"
@@ -14,7 +15,17 @@
 struct pub_event {
 	uint8_t state;		/* 0: not looked at, 1: published, 2: not */
 	bool schema_sent;	/* since the last Welcome */
+	size_t part;		/* 1 + its part of the page being read, 0: none yet */
 	char *subject;
+};
+
+/* One event's records of the page being read: one message at the page's end. */
+struct pub_part {
+	struct pub_event *event;
+	struct rt_buf records;	/* PublishedRecords.records entries */
+	uint32_t *offsets;	/* each one's number less the page's first */
+	size_t n, cap;
+	uint64_t last_ts;	/* for a drop's report */
 };
 
 struct pub_cpu {
@@ -34,8 +45,12 @@ struct rt_publisher {
 	struct pub_cpu *cpus;
 	struct pub_event *events;	/* by kernel event id */
 	size_t n_events;
-	struct rt_pub_msg *page_head, **page_tail;
+	struct pub_part *parts;	/* of the page being read, in the order its events came */
+	size_t n_parts, parts_cap;
+	bool page_open;
 	unsigned int page_cpu;
+	uint64_t page_seq;	/* the page's CPU's count before it */
+	uint64_t control;	/* Welcome, Schema and Lost messages: their ids' numbers */
 	struct rt_buf scratch, packed;
 	struct rt_record_encoder *encoder;	/* records as the socket's DECODED sends them */
 	uint64_t records, dropped, failed;
@@ -55,10 +70,10 @@ static void token(char *dst, size_t size, const char *src)
 	dst[i] = '\0';
 }
 
-static struct rt_pub_msg *msg_new(const char *subject, const struct rt_buf *b)
+static struct rt_pub_msg *msg_new(const char *subject, const char *id, const struct rt_buf *b)
 {
-	size_t sl = strlen(subject) + 1;
-	struct rt_pub_msg *m = malloc(sizeof(*m) + b->len + sl);
+	size_t sl = strlen(subject) + 1, il = strlen(id) + 1;
+	struct rt_pub_msg *m = malloc(sizeof(*m) + b->len + sl + il);
 
 	if (!m)
 		return NULL;
@@ -67,8 +82,32 @@ static struct rt_pub_msg *msg_new(const char *subject, const struct rt_buf *b)
 	m->len = b->len;
 	memcpy(m->data, b->data, b->len);
 	memcpy(m->data + b->len, subject, sl);
+	memcpy(m->data + b->len + sl, id, il);
 	m->subject = (const char *)m->data + b->len;
+	m->id = m->subject + sl;
 	return m;
+}
+
+/* Published.seq and the id's number differ for records: the page's start, its first record. */
+static struct rt_pub_msg *publish_msg(struct rt_publisher *p, const char *subject, unsigned int cpu,
+				      uint64_t seq, Ringtap__Published__MsgCase kind,
+				      const uint8_t *inner, size_t len, enum rt_msg_id_kind id_kind,
+				      uint64_t id_seq)
+{
+	struct rt_published_head h = {
+		.boot_id = p->host->boot_id, .session = p->session, .cpu = cpu, .seq = seq,
+	};
+	struct rt_msg_id mid = {
+		.host = p->host_token, .boot_id = p->host->boot_id, .session = p->session,
+		.cpu = cpu, .kind = id_kind, .seq = id_seq,
+	};
+	char id[RT_PUB_MSG_ID_MAX];
+
+	p->packed.len = 0;
+	if (rt_msg_id_format(id, sizeof(id), &mid) < 0 ||
+	    rt_encode_published(&h, kind, inner, len, &p->packed))
+		return NULL;
+	return msg_new(subject, id, &p->packed);
 }
 
 static bool room(struct rt_publisher *p)
@@ -76,22 +115,17 @@ static bool room(struct rt_publisher *p)
 	return p->sink.room(p->sink.ctx);
 }
 
-/* Wraps what scratch holds (a Frame, or a Batch entry) into a Published message. */
+/* Wraps the Frame scratch holds (a Welcome, Schema or Lost) into a Published message. */
 static struct rt_pub_msg *wrap(struct rt_publisher *p, const char *subject, unsigned int cpu,
-			       Ringtap__Published__MsgCase kind, bool delimited)
+			       Ringtap__Published__MsgCase kind)
 {
-	struct rt_published_head h = {
-		.boot_id = p->host->boot_id, .session = p->session, .cpu = cpu,
-		.seq = cpu < p->ncpus ? p->cpus[cpu].seq : 0,
-	};
 	const uint8_t *inner;
 	size_t len;
 
-	p->packed.len = 0;
-	if (rt_encode_inner(&p->scratch, delimited, &inner, &len) ||
-	    rt_encode_published(&h, kind, inner, len, &p->packed))
+	if (rt_encode_inner(&p->scratch, true, &inner, &len))
 		return NULL;
-	return msg_new(subject, &p->packed);
+	return publish_msg(p, subject, cpu, cpu < p->ncpus ? p->cpus[cpu].seq : 0, kind, inner,
+			   len, RT_MSG_ID_CONTROL, p->control++);
 }
 
 void rt_publisher_welcome(struct rt_publisher *p)
@@ -104,7 +138,7 @@ void rt_publisher_welcome(struct rt_publisher *p)
 	p->scratch.len = 0;
 	if (!rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, p->host, p->layout,
 				     &p->scratch))
-		m = wrap(p, p->subject_hello, 0, RINGTAP__PUBLISHED__MSG_WELCOME, true);
+		m = wrap(p, p->subject_hello, 0, RINGTAP__PUBLISHED__MSG_WELCOME);
 	if (m)
 		p->sink.send(p->sink.ctx, m);
 }
@@ -119,7 +153,6 @@ int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint
 	*out = NULL;
 	if (!p)
 		return -ENOMEM;
-	p->page_tail = &p->page_head;
 	p->layout = layout;
 	p->host = host;
 	p->sink = *sink;
@@ -160,7 +193,11 @@ void rt_publisher_free(struct rt_publisher *p)
 {
 	if (!p)
 		return;
-	rt_pub_msg_free_list(p->page_head);
+	for (size_t i = 0; i < p->parts_cap; i++) {
+		rt_buf_free(&p->parts[i].records);
+		free(p->parts[i].offsets);
+	}
+	free(p->parts);
 	for (size_t i = 0; i < p->n_events; i++)
 		free(p->events[i].subject);
 	free(p->events);
@@ -223,7 +260,7 @@ static int send_schema(struct rt_publisher *p, struct pub_event *e, const struct
 	p->scratch.len = 0;
 	if (rt_encode_schema_frame(ev, NULL, NULL, NULL, &p->scratch))
 		return -ENOMEM;
-	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA, true);
+	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA);
 	if (!m)
 		return -ENOMEM;
 	p->sink.send(p->sink.ctx, m);
@@ -258,7 +295,7 @@ static bool flush_losses(struct rt_publisher *p, unsigned int cpu)
 		p->scratch.len = 0;
 		if (rt_encode_lost_frame(cpu, kinds[i].source, kinds[i].l, &p->scratch))
 			return false;
-		m = wrap(p, p->subject_lost, cpu, RINGTAP__PUBLISHED__MSG_LOST, true);
+		m = wrap(p, p->subject_lost, cpu, RINGTAP__PUBLISHED__MSG_LOST);
 		if (!m)
 			return false;
 		p->sink.send(p->sink.ctx, m);
@@ -279,31 +316,85 @@ static void drop(struct rt_publisher *p, unsigned int cpu, uint64_t count, uint6
 	p->dropped += count;
 }
 
+/* The event's part of the page, made when its first record comes. */
+static struct pub_part *page_part(struct rt_publisher *p, struct pub_event *e)
+{
+	struct pub_part *part;
+
+	if (e->part)
+		return &p->parts[e->part - 1];
+	if (p->n_parts == p->parts_cap) {
+		size_t cap = p->parts_cap ? 2 * p->parts_cap : 8;
+		struct pub_part *grown = realloc(p->parts, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		memset(grown + p->parts_cap, 0, (cap - p->parts_cap) * sizeof(*grown));
+		p->parts = grown;
+		p->parts_cap = cap;
+	}
+	part = &p->parts[p->n_parts++];
+	part->event = e;
+	part->records.len = 0;
+	part->n = 0;
+	e->part = p->n_parts;
+	return part;
+}
+
+static int part_put(struct rt_publisher *p, struct pub_event *e, const struct rt_record *rec,
+		    uint32_t offset)
+{
+	struct pub_part *part = page_part(p, e);
+	size_t len;
+
+	if (!part)
+		return -ENOMEM;
+	if (part->n == part->cap) {
+		size_t cap = part->cap ? 2 * part->cap : 64;
+		uint32_t *grown = realloc(part->offsets, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		part->offsets = grown;
+		part->cap = cap;
+	}
+	len = part->records.len;
+	if (rt_record_encoder_put(p->encoder, rec, &part->records)) {
+		part->records.len = len;
+		return -ENOMEM;
+	}
+	part->offsets[part->n++] = offset;
+	part->last_ts = rec->timestamp;
+	return 0;
+}
+
 void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec)
 {
 	struct pub_event *e;
-	struct rt_pub_msg *m = NULL;
+	struct pub_cpu *c;
+	bool kept;
 
 	if (!rec->event || rec->cpu >= p->ncpus)
 		return;
 	e = event_slot(p, rec->event);
 	if (!e || e->state != 1)
 		return;
-	if (e->schema_sent || !send_schema(p, e, rec->event, rec->cpu)) {
-		p->scratch.len = 0;
-		if (!rt_record_encoder_put(p->encoder, rec, &p->scratch))
-			m = wrap(p, e->subject, rec->cpu, RINGTAP__PUBLISHED__MSG_RECORD, false);
-	}
-	p->cpus[rec->cpu].seq++;
-	if (!m) {
-		drop(p, rec->cpu, 1, rec->timestamp);
-		return;
+	/* A page is one CPU's: another CPU's record ends the one before. */
+	if (p->page_open && rec->cpu != p->page_cpu)
+		rt_publisher_end_page(p);
+	c = &p->cpus[rec->cpu];
+	if (!p->page_open) {
+		p->page_open = true;
+		p->page_cpu = rec->cpu;
+		p->page_seq = c->seq;
 	}
 	/* Kept to the page's end: its kernel loss report comes first. */
-	m->ts = rec->timestamp;
-	p->page_cpu = rec->cpu;
-	*p->page_tail = m;
-	p->page_tail = &m->next;
+	kept = (e->schema_sent || !send_schema(p, e, rec->event, rec->cpu)) &&
+	       c->seq - p->page_seq <= UINT32_MAX &&
+	       !part_put(p, e, rec, (uint32_t)(c->seq - p->page_seq));
+	c->seq++;
+	if (!kept)
+		drop(p, rec->cpu, 1, rec->timestamp);
 }
 
 void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t count, bool exact,
@@ -322,29 +413,55 @@ void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t
 	l->last_ts = before_ts;
 }
 
+/* A part's message: PublishedRecords, its records as they are, then the packed offsets. */
+static struct rt_pub_msg *part_msg(struct rt_publisher *p, const struct pub_part *part)
+{
+	size_t packed = 0;
+
+	for (size_t i = 0; i < part->n; i++) {
+		uint32_t v = part->offsets[i];
+
+		do
+			packed++;
+		while (v >>= 7);
+	}
+	p->scratch.len = 0;
+	if (rt_buf_put(&p->scratch, part->records.data, part->records.len) ||
+	    rt_buf_put_varint(&p->scratch, (1 << 3) | 2) ||
+	    rt_buf_put_varint(&p->scratch, packed))
+		return NULL;
+	for (size_t i = 0; i < part->n; i++)
+		if (rt_buf_put_varint(&p->scratch, part->offsets[i]))
+			return NULL;
+	return publish_msg(p, part->event->subject, p->page_cpu, p->page_seq,
+			   RINGTAP__PUBLISHED__MSG_RECORDS, p->scratch.data, p->scratch.len,
+			   RT_MSG_ID_RECORDS, p->page_seq + part->offsets[0]);
+}
+
 void rt_publisher_end_page(struct rt_publisher *p)
 {
-	struct rt_pub_msg *m = p->page_head;
+	unsigned int cpu = p->page_cpu;
 
-	p->page_head = NULL;
-	p->page_tail = &p->page_head;
-	for (unsigned int cpu = 0; cpu < p->ncpus; cpu++)
-		if (owed(&p->cpus[cpu]) && (!m || cpu != p->page_cpu))
-			flush_losses(p, cpu);
-	while (m) {
-		struct rt_pub_msg *next = m->next;
-		struct pub_cpu *c = &p->cpus[p->page_cpu];
+	for (unsigned int i = 0; i < p->ncpus; i++)
+		if (owed(&p->cpus[i]) && (!p->n_parts || i != cpu))
+			flush_losses(p, i);
+	for (size_t i = 0; i < p->n_parts; i++) {
+		struct pub_part *part = &p->parts[i];
+		struct rt_pub_msg *m = NULL;
 
-		m->next = NULL;
-		if ((!owed(c) || flush_losses(p, p->page_cpu)) && room(p)) {
+		if ((!owed(&p->cpus[cpu]) || flush_losses(p, cpu)) && room(p))
+			m = part_msg(p, part);
+		if (m) {
+			m->ts = part->last_ts;
 			p->sink.send(p->sink.ctx, m);
-			p->records++;
+			p->records += part->n;
 		} else {
-			drop(p, p->page_cpu, 1, m->ts);
-			free(m);
+			drop(p, cpu, part->n, part->last_ts);
 		}
-		m = next;
+		part->event->part = 0;
 	}
+	p->n_parts = 0;
+	p->page_open = false;
 }
 
 int rt_publisher_parse_failed(const uint8_t *data, size_t len, unsigned int *cpu,
@@ -360,6 +477,9 @@ int rt_publisher_parse_failed(const uint8_t *data, size_t len, unsigned int *cpu
 	ret = RT_PUB_FAILED_DESCRIPTION;
 	if (m->msg_case == RINGTAP__PUBLISHED__MSG_RECORD) {
 		*records = 1;
+		ret = RT_PUB_FAILED_RECORD;
+	} else if (m->msg_case == RINGTAP__PUBLISHED__MSG_RECORDS) {
+		*records = m->records->n_offsets;
 		ret = RT_PUB_FAILED_RECORD;
 	} else if (m->msg_case == RINGTAP__PUBLISHED__MSG_LOST) {
 		*records = m->lost->count;

@@ -4,12 +4,14 @@
  * publish: what ringtapd publishes to NATS JetStream (docs/PROTOCOL.md,
  * NATS), as messages: the subjects (ringtap.<host>.<system>.<event>,
  * ringtap.<host>._hello, ringtap.<host>._lost), a Published wrapper around
- * each Welcome, Schema, Record and Lost with the boot, the daemon's start
- * and a per-CPU sequence number, a Schema before an event's first record
- * (again after each Welcome), and a page's records held until its kernel
- * loss report is out. Whatever finds no room is dropped, counted on its
- * CPU and reported on the _lost subject as soon as there is room: the
- * sequence numbers and the reports account for every record offered.
+ * each Welcome, Schema and Lost and around each event's records of a page
+ * (one message: a fleet's event rate is not JetStream's message rate), with
+ * the boot, the daemon's start and a per-CPU sequence number, each message's
+ * Nats-Msg-Id (msgid.h), a Schema before an event's first record (again after
+ * each Welcome), and a page's records held until its kernel loss report is
+ * out. Whatever finds no room is dropped, counted on its CPU and reported on
+ * the _lost subject as soon as there is room: the sequence numbers and the
+ * reports account for every record offered.
  *
  * Pure: messages go to a sink. nats.c's sink queues them for its publisher
  * thread and says whether there is room (nats_max_pending); a test's sink
@@ -22,9 +24,13 @@
 #include "decode.h"
 #include "encode.h"
 
+/* Room for a message id: a host token, a boot id and four numbers. */
+#define RT_PUB_MSG_ID_MAX 192
+
 struct rt_pub_msg {
 	struct rt_pub_msg *next;
 	const char *subject;	/* in data, after the payload */
+	const char *id;		/* its Nats-Msg-Id (msgid.h), in data after the subject */
 	size_t len;		/* of the payload, a Published message */
 	uint64_t ts;		/* a record's, for a drop's report */
 	uint8_t data[];
@@ -64,7 +70,8 @@ const char *rt_publisher_subjects(const struct rt_publisher *p);
 /* The Welcome again, and every Schema again before its event's next record (a new stream). */
 void rt_publisher_welcome(struct rt_publisher *p);
 
-/* A page's records are held until rt_publisher_end_page, after its loss report. */
+/* A page's records are held until rt_publisher_end_page, after its loss report: a message
+ * per event. */
 void rt_publisher_record(struct rt_publisher *p, const struct rt_record *rec);
 void rt_publisher_kernel_loss(struct rt_publisher *p, unsigned int cpu, uint64_t count, bool exact,
 			      uint64_t after_ts, uint64_t before_ts);
@@ -72,7 +79,7 @@ void rt_publisher_end_page(struct rt_publisher *p);
 
 /*
  * What a message handed over carried, for when its publish failed (any
- * thread may ask), with its CPU and records: RT_PUB_FAILED_RECORD (one),
+ * thread may ask), with its CPU and records: RT_PUB_FAILED_RECORD (a page's),
  * RT_PUB_FAILED_REPORT (a Lost: its count, already counted lost once),
  * RT_PUB_FAILED_DESCRIPTION (a Welcome or Schema: rt_publisher_welcome sends
  * them again), or -EBADMSG for bytes that are not one of ours.

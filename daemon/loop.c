@@ -341,8 +341,9 @@ static void nats_status(struct ringtapd *d, char *buf, size_t size)
 		return;
 	rt_nats_get_stats(d->nats, &st);
 	snprintf(buf, size, "; NATS: %" PRIu64 " records published, %" PRIu64 " dropped "
-		 "(buffer full) + %" PRIu64 " failed, %" PRIu64 " messages unacknowledged",
-		 st.records - st.failed, st.dropped, st.failed, st.pending);
+		 "(buffer full) + %" PRIu64 " failed, %" PRIu64 " messages unacknowledged, %"
+		 PRIu64 " sent again", st.records - st.failed, st.dropped, st.failed, st.pending,
+		 st.republished);
 }
 
 /* STATUS= for systemctl status: who is served, how fast, what was lost. */
@@ -351,7 +352,7 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct ringtapd *d = userdata;
 	struct rt_pump_totals t;
 	uint64_t now = now_us();
-	char nats[160];
+	char nats[200];
 	double rate;
 
 	rt_pump_totals(d->pump, &t);
@@ -373,7 +374,7 @@ static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 void ringtapd_report(struct ringtapd *d)
 {
-	char nats[160];
+	char nats[200];
 
 	nats_status(d, nats, sizeof(nats));
 	if (*nats)

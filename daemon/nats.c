@@ -24,6 +24,18 @@
  * reported lost); a stalled server shorter than this loses nothing.
  */
 #define ACK_WAIT_MS 10000
+/*
+ * The stream's duplicate window when the daemon creates it: a message
+ * published again within it (Nats-Msg-Id, core/msgid.h) is stored once.
+ * The longest retry: an acknowledgment awaited ACK_WAIT_MS, every other in
+ * flight awaited as long again, then a failover to another server of the
+ * cluster; two minutes (JetStream's default, set so that it is not left to
+ * chance) leave a wide margin. It costs the server an id per message kept
+ * that long.
+ */
+#define DUPLICATE_WINDOW_NS (120 * 1000000000LL)
+/* A message's place in the order of publishing, to put republished ones back in it. */
+#define ORDER_HEADER "Ringtap-Order"
 
 struct ncpu {
 	_Atomic uint64_t failed;	/* records whose publish failed, not yet folded in */
@@ -40,6 +52,8 @@ struct rt_nats {
 	unsigned int ncpus;
 	unsigned int seen_reconnects;
 	unsigned int seen_resubjects;
+	uint64_t seen_republished;	/* messages sent again, as last logged */
+	time_t republished_logged_at;
 	uint64_t failed_logged;		/* records whose failed publish was logged */
 	time_t failed_logged_at;
 	enum conn_state logged_state;
@@ -55,7 +69,11 @@ struct rt_nats {
 	 */
 	natsMsg **again;
 	size_t nagain, again_cap;
+	uint64_t order;			/* the publisher thread's: messages handed to libnats */
+	unsigned int bounces;		/* the publisher thread's: replays in a row, none acked */
+	uint64_t acked_at_replay;
 	bool stop, connected, need_stream, ready;
+	bool take_pending;		/* a reconnect: what the last server did not answer, again */
 	bool replay;			/* again holds messages to publish before any new one */
 	char why[200];			/* the last failure, for the loop to log */
 	_Atomic unsigned long pending;	/* queued or unacknowledged */
@@ -67,11 +85,15 @@ struct rt_nats {
 	_Atomic unsigned int resubjects;	/* times our subject was added back */
 	_Atomic uint64_t published_again;
 	_Atomic int state;
+	_Atomic bool closing;		/* the stop: failures are final */
+	_Atomic uint64_t republished;	/* messages sent again after a failure or reconnect */
 	pthread_t thread;
 	bool have_thread;
 
 	/* The publisher thread's, once connected. */
 	char *url, *stream, *subjects;
+	char **servers;			/* url's comma-separated list */
+	int nservers;
 	natsOptions *nopts;
 	natsConnection *nc;
 	jsCtx *js;
@@ -148,12 +170,27 @@ static bool keep_for_again(struct rt_nats *n, natsMsg *msg)
 	return kept;
 }
 
+/*
+ * Failures after which the message may or may not be stored: sent again
+ * with its id, JetStream stores it once. No acknowledgment in time (a
+ * server that died or stalled), no stream there to take it (our subject
+ * gone, or the cluster electing a stream leader), a connection lost, or
+ * one reconnecting (no reconnect buffer: "insufficient buffer").
+ */
+static bool again_may_store(natsStatus s)
+{
+	return s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS || s == NATS_CONNECTION_CLOSED ||
+	       s == NATS_CONNECTION_DISCONNECTED || s == NATS_NOT_YET_CONNECTED ||
+	       s == NATS_INSUFFICIENT_BUFFER;
+}
+
 /* libnats' thread: every async publish ends here, acknowledged or not. */
 static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
 {
 	struct rt_nats *n = closure;
 
-	if (pae && pae->Err == NATS_NO_RESPONDERS && keep_for_again(n, msg))
+	if (pae && again_may_store(pae->Err) && !atomic_load(&n->closing) &&
+	    keep_for_again(n, msg))
 		return;
 	if (pae) {
 		account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
@@ -181,6 +218,9 @@ static void on_reconnected(natsConnection *nc, void *closure)
 {
 	struct rt_nats *n = closure;
 
+	pthread_mutex_lock(&n->lock);
+	n->take_pending = true;
+	pthread_mutex_unlock(&n->lock);
 	on_connected(nc, closure);
 	/* The stream may be new: Welcome and Schemas again, before the next records. */
 	atomic_fetch_add(&n->reconnects, 1);
@@ -225,6 +265,7 @@ static natsStatus stream_step(struct rt_nats *n, bool *covered, jsErrCode *jerr)
 		cfg.Subjects = ours;
 		cfg.SubjectsLen = 1;
 		cfg.Storage = js_FileStorage;
+		cfg.Duplicates = DUPLICATE_WINDOW_NS;
 		return js_AddStream(NULL, n->js, &cfg, NULL, jerr);
 	}
 	if (s != NATS_OK)
@@ -260,18 +301,40 @@ static int ensure_stream(struct rt_nats *n)
 	jsErrCode jerr = 0;
 	natsStatus s = NATS_OK;
 
+	bool changed = false;
+
 	for (int attempt = 0; attempt < 5; attempt++) {
 		bool covered;
 
 		jerr = 0;
 		s = stream_step(n, &covered, &jerr);
 		if (s == NATS_OK && covered)
-			return attempt > 0;
+			return changed;
+		/* Created or given our subject (a failed look, as after a failover, is neither). */
+		changed |= s == NATS_OK;
 	}
 	set_why(n, CONN_STREAM_FAILED, "stream %s: %s (JetStream error %d)", n->stream,
 		s == NATS_OK ? "our subjects keep being replaced" :
 		nats_GetLastError(NULL) ?: natsStatus_GetText(s), (int)jerr);
 	return -EIO;
+}
+
+/* One message, with its id and its place in the order. */
+static natsStatus publish_one(struct rt_nats *n, const struct rt_pub_msg *m, jsPubOptions *po)
+{
+	natsMsg *msg = NULL;
+	char order[24];
+	natsStatus s;
+
+	snprintf(order, sizeof(order), "%" PRIu64, n->order++);
+	po->MsgId = m->id;
+	s = natsMsg_Create(&msg, m->subject, NULL, (const char *)m->data, (int)m->len);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(msg, ORDER_HEADER, order);
+	if (s == NATS_OK)
+		s = js_PublishMsgAsync(n->js, &msg, po);
+	natsMsg_Destroy(msg);
+	return s;
 }
 
 /* What is not published because publishing stopped: to go first next time. */
@@ -283,8 +346,11 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 	po.MaxWait = ACK_WAIT_MS;
 	while (m && !atomic_load(&n->bounced)) {
 		struct rt_pub_msg *next = m->next;
-		natsStatus s = js_PublishAsync(n->js, m->subject, m->data, (int)m->len, &po);
+		natsStatus s = publish_one(n, m, &po);
 
+		/* The connection went: kept to go first once it is back. */
+		if (again_may_store(s))
+			break;
 		if (s != NATS_OK) {
 			account_failure(n, m->data, m->len);
 			set_why(n, atomic_load(&n->state), "publish to %s: %s", m->subject,
@@ -296,11 +362,24 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 	return m;
 }
 
+static uint64_t order_of(natsMsg *msg)
+{
+	const char *v = NULL;
+
+	return natsMsgHeader_Get(msg, ORDER_HEADER, &v) == NATS_OK && v ? strtoull(v, NULL, 10) : 0;
+}
+
+static int by_order(const void *a, const void *b)
+{
+	uint64_t x = order_of(*(natsMsg *const *)a), y = order_of(*(natsMsg *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
 /*
- * Publisher thread, the stream taking our subject again: what no stream
- * took goes first, in the order it was first sent. When the stream had our
- * subject all along, "no responders" has another cause that sending again
- * would only repeat: the messages fail (their records reported lost).
+ * Publisher thread, every message in flight answered or taken back: what
+ * may not be stored goes again, with its id (JetStream stores a copy once),
+ * in the order it was first sent, before anything new.
  */
 static void publish_again(struct rt_nats *n, bool subject_was_back)
 {
@@ -314,26 +393,45 @@ static void publish_again(struct rt_nats *n, bool subject_was_back)
 	n->again = NULL;
 	n->nagain = n->again_cap = 0;
 	pthread_mutex_unlock(&n->lock);
+	qsort(again, count, sizeof(*again), by_order);
 	jsPubOptions_Init(&po);
 	po.MaxWait = ACK_WAIT_MS;
 	for (size_t i = 0; i < count; i++) {
 		natsMsg *msg = again[i];
-		natsStatus s = subject_was_back ? js_PublishMsgAsync(n->js, &msg, &po) :
-						  NATS_NO_RESPONDERS;
+		/* Its id header is on it already: the same id as the first time. */
+		natsStatus s = js_PublishMsgAsync(n->js, &msg, &po);
 
 		if (s != NATS_OK) {
-			account_failure(n, natsMsg_GetData(msg),
-					(size_t)natsMsg_GetDataLength(msg));
+			account_failure(n, natsMsg_GetData(again[i]),
+					(size_t)natsMsg_GetDataLength(again[i]));
 			set_why(n, atomic_load(&n->state), "publish to %s: %s",
-				natsMsg_GetSubject(msg), natsStatus_GetText(s));
+				natsMsg_GetSubject(again[i]), natsStatus_GetText(s));
 			natsMsg_Destroy(msg);
 		}
 	}
 	free(again);
+	atomic_fetch_add(&n->republished, count);
 	if (!subject_was_back)
 		return;
 	atomic_fetch_add(&n->published_again, count);
 	atomic_fetch_add(&n->resubjects, 1);
+}
+
+/*
+ * Publisher thread, after a reconnect: the messages the last server did not
+ * acknowledge are taken back from libnats (their late answers are then
+ * ignored) to go again with the rest.
+ */
+static void take_pending(struct rt_nats *n)
+{
+	natsMsgList list = { 0 };
+
+	if (js_PublishAsyncGetPendingList(&list, n->js) != NATS_OK)
+		return;
+	for (int i = 0; i < list.Count; i++)
+		if (list.Msgs[i] && keep_for_again(n, list.Msgs[i]))
+			list.Msgs[i] = NULL;
+	natsMsgList_Destroy(&list);
 }
 
 static void wait_a_while(struct rt_nats *n, int ms)
@@ -362,6 +460,12 @@ static void *publisher(void *arg)
 	for (;;) {
 		struct rt_pub_msg *batch, *rest;
 
+		if (n->take_pending && n->connected) {
+			n->take_pending = false;
+			pthread_mutex_unlock(&n->lock);
+			take_pending(n);
+			pthread_mutex_lock(&n->lock);
+		}
 		if (atomic_load(&n->bounced)) {
 			jsPubOptions po;
 
@@ -397,6 +501,18 @@ static void *publisher(void *arg)
 			n->ready = true;
 			atomic_store(&n->state, CONN_READY);
 			if (n->replay) {
+				uint64_t acked = atomic_load(&n->acked);
+
+				/*
+				 * Bounced again with our subject there all along and
+				 * nothing acknowledged since (a stream electing its
+				 * leader, a node catching up): wait, 50 ms doubling to
+				 * 2 s, rather than spin.
+				 */
+				n->bounces = ret == 0 && acked == n->acked_at_replay ? n->bounces + 1 : 0;
+				n->acked_at_replay = acked;
+				if (n->bounces && !n->stop)
+					wait_a_while(n, 50 << (n->bounces < 6 ? n->bounces - 1 : 5));
 				n->replay = false;
 				pthread_mutex_unlock(&n->lock);
 				publish_again(n, ret == 1);
@@ -404,7 +520,7 @@ static void *publisher(void *arg)
 			}
 			continue;
 		}
-		if (!n->ready || !n->head) {
+		if (!n->ready || !n->head || !n->connected) {
 			if (n->stop)
 				break;
 			wait_a_while(n, 1000);
@@ -440,7 +556,7 @@ static int connect_nats(struct rt_nats *n, const struct rt_nats_opts *o)
 	snprintf(name, sizeof(name), "ringtapd %s", n->host->hostname);
 	s = natsOptions_Create(&n->nopts);
 	if (s == NATS_OK)
-		s = natsOptions_SetURL(n->nopts, o->url);
+		s = natsOptions_SetServers(n->nopts, (const char **)n->servers, n->nservers);
 	if (s == NATS_OK)
 		s = natsOptions_SetName(n->nopts, name);
 	if (s == NATS_OK)
@@ -457,7 +573,11 @@ static int connect_nats(struct rt_nats *n, const struct rt_nats_opts *o)
 		rt_log(LOG_ERR, "nats_url %s: %s", o->url, nats_GetLastError(NULL) ?: natsStatus_GetText(s));
 		return -EINVAL;
 	}
-	s = natsConnection_Connect(&n->nc, n->nopts);
+	/* JetStream's acknowledgments are our record of what is stored: none kept for later. */
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectBufSize(n->nopts, 0);
+	if (s == NATS_OK)
+		s = natsConnection_Connect(&n->nc, n->nopts);
 	if (s == NATS_OK) {
 		on_connected(n->nc, n);
 	} else if (s == NATS_NOT_YET_CONNECTED) {
@@ -503,6 +623,34 @@ static bool room(void *ctx)
 	return atomic_load(&n->pending) < n->max_pending;
 }
 
+/* nats_url: servers of a cluster, comma-separated; libnats tries another when one dies. */
+static int split_servers(struct rt_nats *n)
+{
+	char *copy = strdup(n->url), *save = NULL;
+	size_t count = 1;
+
+	if (!copy)
+		return -ENOMEM;
+	for (const char *c = n->url; *c; c++)
+		count += *c == ',';
+	n->servers = calloc(count + 1, sizeof(*n->servers));
+	for (char *tok = strtok_r(copy, ",", &save); n->servers && tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		tok += strspn(tok, " \t");
+		tok[strcspn(tok, " \t")] = '\0';
+		if (*tok && !(n->servers[n->nservers++] = strdup(tok)))
+			break;
+	}
+	free(copy);
+	if (!n->servers || (n->nservers && !n->servers[n->nservers - 1]))
+		return -ENOMEM;
+	if (!n->nservers) {
+		rt_log(LOG_ERR, "nats_url names no server");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct rt_host *host,
 		const struct rt_layout *layout, unsigned int ncpus)
 {
@@ -524,6 +672,11 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 	n->cpus = calloc(ncpus, sizeof(*n->cpus));
 	n->url = strdup(o->url);
 	n->stream = strdup(o->stream);
+	ret = n->url ? split_servers(n) : 0;
+	if (ret == -ENOMEM)
+		goto nomem;
+	if (ret)
+		goto fail;
 	if (!n->cpus || !n->url || !n->stream ||
 	    rt_publisher_new(&n->pub, host, (uint64_t)now.tv_sec * 1000000000 +
 			     (uint64_t)now.tv_nsec, layout, o->events, ncpus, &sink) ||
@@ -595,6 +748,7 @@ static const char *state_text(enum conn_state st)
 static void log_news(struct rt_nats *n)
 {
 	unsigned int resubjects = atomic_load(&n->resubjects);
+	uint64_t republished = atomic_load(&n->republished);
 	struct rt_publisher_stats ps;
 	uint64_t failed;
 	struct timespec now;
@@ -604,6 +758,18 @@ static void log_news(struct rt_nats *n)
 		rt_log(LOG_WARNING, "NATS %s: stream %s no longer takes %s (another daemon's "
 		       "update of it?); added again, %" PRIu64 " message(s) published again so "
 		       "far", n->url, n->stream, n->subjects, atomic_load(&n->published_again));
+	} else if (republished != n->seen_republished) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* At most every 10 s: a stream without a leader bounces everything for a while. */
+		if (!n->republished_logged_at || now.tv_sec >= n->republished_logged_at + 10) {
+			rt_log(LOG_NOTICE, "NATS %s: %" PRIu64 " message(s) not acknowledged (a "
+			       "server that went away, late, or no stream leader yet) published "
+			       "again with their ids", n->url, republished - n->seen_republished);
+			n->seen_republished = republished;
+			n->republished_logged_at = now.tv_sec;
+		}
+	} else {
+		n->seen_republished = republished;
 	}
 	/* The publisher's count: failures folded in by rt_nats_poll before this. */
 	rt_publisher_get_stats(n->pub, &ps);
@@ -645,6 +811,11 @@ void rt_nats_poll(struct rt_nats *n)
 	pthread_mutex_unlock(&n->lock);
 }
 
+bool rt_nats_ready(struct rt_nats *n)
+{
+	return atomic_load(&n->state) == CONN_READY;
+}
+
 bool rt_nats_drained(struct rt_nats *n)
 {
 	if (rt_publisher_owes(n->pub))
@@ -668,6 +839,7 @@ void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st)
 		.failed = ps.failed,
 		.unreported = ps.unreported,
 		.pending = atomic_load(&n->pending),
+		.republished = atomic_load(&n->republished),
 	};
 	for (unsigned int cpu = 0; n->cpus && cpu < n->ncpus; cpu++)
 		st->unreported += atomic_load(&n->cpus[cpu].failed) +
@@ -678,6 +850,7 @@ void rt_nats_free(struct rt_nats *n)
 {
 	if (!n)
 		return;
+	atomic_store(&n->closing, true);
 	if (n->have_thread) {
 		pthread_mutex_lock(&n->lock);
 		n->stop = true;
@@ -708,6 +881,7 @@ void rt_nats_free(struct rt_nats *n)
 	rt_publisher_free(n->pub);
 	free(n->cpus);
 	free(n->url);
+	rt_strv_free(n->servers);
 	free(n->stream);
 	free(n->subjects);
 	pthread_cond_destroy(&n->wake);

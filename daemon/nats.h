@@ -6,7 +6,9 @@
  * threads), the stream's creation, one publisher thread, and the bound on
  * messages handed over and not yet acknowledged: past it a record is
  * dropped, counted on its CPU and reported on the stream as soon as there
- * is room. The loop thread only queues bytes under a mutex: it never waits
+ * is room. A message not acknowledged (a timeout, a server that died: nats_url
+ * lists a cluster's servers) goes again with its id, in its first order.
+ * The loop thread only queues bytes under a mutex: it never waits
  * for the network. Logs from the loop thread only (rt_nats_poll).
  */
 #include <stdbool.h>
@@ -31,6 +33,7 @@ struct rt_nats_stats {
 	uint64_t failed;	/* records handed over whose publish failed */
 	uint64_t unreported;	/* records lost whose report is still owed */
 	uint64_t pending;	/* messages queued or unacknowledged */
+	uint64_t republished;	/* messages sent again (same Nats-Msg-Id): timeouts, failovers */
 };
 
 /*
@@ -55,6 +58,8 @@ void rt_nats_end_page(struct rt_nats *n);
  * the connection's state.
  */
 void rt_nats_poll(struct rt_nats *n);
+/* Connected, the stream checked: publishing (bench/fanin waits for every host's). */
+bool rt_nats_ready(struct rt_nats *n);
 /* Nothing queued, unacknowledged or owed. */
 bool rt_nats_drained(struct rt_nats *n);
 void rt_nats_get_stats(struct rt_nats *n, struct rt_nats_stats *st);

@@ -31,9 +31,10 @@ run_ringtap() {
 	echo "note: $name: $(tr '\n' ' ' < /tmp/time.$name) $(tail -n1 /tmp/c.err)"
 }
 
-run_ringtap decoded client stream -s $sock -e ringtap_test:ringtap_test --no-time --count $((2 * n))
+run_ringtap decoded client stream --transport=socket -s $sock -e ringtap_test:ringtap_test \
+	--no-time --count $((2 * n))
 expect_eq "decoded records" "$(grep -c ringtap_test: /tmp/out.decoded)" $((2 * n))
-run_ringtap raw 3 record -s $sock -e ringtap_test:ringtap_test -o /tmp/capture
+run_ringtap raw 3 record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/capture
 echo "note: raw capture: $(rt-guest-capture-check /tmp/capture)"
 rm -f /tmp/capture /tmp/out.decoded
 

@@ -17,8 +17,8 @@ for ks in 1 0; do
 	wait_lines /tmp/d.err "listening on"
 	s0=$(emitted cpu0)
 	filter="cpu == 0 && seq < $((s0 + n / 50))"
-	ringtap stream -s $sock -e ringtap_test:ringtap_test --filter "$filter" --no-time \
-		> /tmp/f.out 2> /tmp/f.err &
+	ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --filter "$filter" \
+		--no-time > /tmp/f.out 2> /tmp/f.err &
 	c=$!
 	wait_lines /tmp/d.err subscribed
 	sleep 1

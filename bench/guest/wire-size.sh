@@ -8,7 +8,7 @@ wait_lines /tmp/d.err "listening on"
 for e in decoded raw fixed; do
 	rt-guest-wirebytes $sock $e > /tmp/w.$e 2>&1 &
 done
-ringtap record -s $sock -e ringtap_test:ringtap_test -o /tmp/w.dat 2> /tmp/r.err &
+ringtap record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/w.dat 2> /tmp/r.err &
 rec=$!
 wait_lines /tmp/d.err subscribed 4
 start=$(sed -n 's/^total //p' $RINGTAP_TEST/emitted)

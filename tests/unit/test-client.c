@@ -23,6 +23,7 @@
 
 #include "check.h"
 #include "fixture.h"
+#include "pointer-event.h"
 #include "format.h"
 #include "ring.h"
 #include "ringtap.h"
@@ -355,6 +356,7 @@ struct fake {
 	Ringtap__Frame *hello;
 	size_t n_after;		/* frames the client sent after the Hello */
 	bool bye;		/* one of them was a Bye */
+	unsigned int updates_for_texts;	/* Updates that asked for HostTexts */
 	bool client_closed;
 	volatile bool script_sent;
 	const char *trouble;	/* what went wrong in the fake itself */
@@ -455,6 +457,8 @@ static void *fake_main(void *arg)
 		shutdown(c.fd, SHUT_WR);
 	while ((ret = fake_read_frame(&c, &f)) == 1) {
 		fk->n_after++;
+		fk->updates_for_texts += f->msg_case == RINGTAP__FRAME__MSG_UPDATE &&
+					 f->update->subscription->host_texts;
 		fk->bye |= f->msg_case == RINGTAP__FRAME__MSG_BYE;
 		ringtap__frame__free_unpacked(f, NULL);
 	}
@@ -1583,8 +1587,11 @@ static int ring_want_record(const struct rt_record *rec, void *ctx)
 static void test_ring(const char *fixtures)
 {
 	static const char *const every[] = { "*:*", NULL };
-	static const char *const events[] = { "ringtap_test:*", NULL };
+	static const char *const events[] = { "ringtap_test:*", "ringtap_ptr:*", NULL };
+	static const char kallsyms[] = "ffffffff81234560 T hrtimer_wakeup\n";
 	struct rt_host host = { "testhost", "6.1.0-ringtap", "b00t", 2, "local" };
+	struct rt_host_texts texts = { .kallsyms = kallsyms, .kallsyms_len = sizeof(kallsyms) - 1 };
+	Ringtap__Schema ptr_schema = RINGTAP__SCHEMA__INIT;
 	struct ringtap_client_opts opts = opts_for(events);
 	struct ring_want want = { 0 };
 	uint64_t zeros[2] = { 0, 0 }, before[2] = { 0, 0 }, written[2];
@@ -1639,6 +1646,14 @@ static void test_ring(const char *fixtures)
 			rt_buf_free(&d);
 		}
 	}
+	/* An event with a pointer field: the client asks for kallsyms once it has the Ring. */
+	ptr_schema.event_id = 4001;
+	ptr_schema.system = "ringtap_ptr";
+	ptr_schema.name = "ptr_test";
+	ptr_schema.format = (char *)pointer_format;
+	f.msg_case = RINGTAP__FRAME__MSG_SCHEMA;
+	f.schema = &ptr_schema;
+	add_frame(&fk.script, &f);
 	/* The ring, every page of the tree in it, in a memfd passed with the Ring frame. */
 	g = (struct rt_ring_geometry){ 2, 8, fx.layout->sub_buffer_size };
 	size = rt_ring_size(&g);
@@ -1683,6 +1698,10 @@ static void test_ring(const char *fixtures)
 	f.msg_case = RINGTAP__FRAME__MSG_RING;
 	f.ring = &ring_msg;
 	add_frame(&fk.script, &f);
+	/* What the client's Update for kallsyms brings (the fake sends it regardless). */
+	b.len = 0;
+	CHECK_EQ(rt_encode_host_texts_frame(&texts, &b), 0);
+	add_bytes(&fk.script, b.data, b.len);
 	note.n_cpus = note.n_written = 2;
 	note.cpus = cpus;
 	note.written = written;
@@ -1731,6 +1750,9 @@ static void test_ring(const char *fixtures)
 	      fk.hello->hello->encodings[1] == RINGTAP__ENCODING__RAW &&
 	      fk.hello->hello->has_transport &&
 	      fk.hello->hello->transport == RINGTAP__TRANSPORT__RING);
+	/* The Update that asked for kallsyms, and the Bye. */
+	CHECK_EQ(fk.n_after, 2);
+	CHECK_EQ(fk.updates_for_texts, 1);
 	fake_free(&fk);
 	free(got);
 	free(want.text);

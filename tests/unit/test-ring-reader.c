@@ -21,6 +21,7 @@
 #include "glob.h"
 #include "ring-reader.h"
 #include "ring.h"
+#include "pointer-event.h"
 #include "select.h"
 #include "sent-view.h"
 #include "util.h"
@@ -64,6 +65,18 @@ static int ring_fx_open(struct ring_fx *r, const char *root, const char *name, u
 	for (int cpu = 0; cpu < 2; cpu++)
 		r->pages[cpu] = fixture_pages(&r->fx, cpu, &r->lens[cpu]);
 	return rt_ring_format(&r->ring, r->area, r->size, &g);
+}
+
+static void ring_fx_close(struct ring_fx *r);
+
+/* The tree's ring open, or a failed check and nothing to close. */
+static bool ring_fx_ready(struct ring_fx *r, const char *root, const char *name, unsigned int slots)
+{
+	if (!ring_fx_open(r, root, name, slots))
+		return true;
+	CHECK(!"the fixture's ring opens");
+	ring_fx_close(r);
+	return false;
 }
 
 static void ring_fx_close(struct ring_fx *r)
@@ -366,11 +379,8 @@ static void test_tree(const char *root, const char *name)
 		struct rt_page_result res;
 		struct ring_fx r;
 
-		if (ring_fx_open(&r, root, name, SLOTS_MAX)) {
-			CHECK(!"the fixture's ring opens");
-			ring_fx_close(&r);
+		if (!ring_fx_ready(&r, root, name, SLOTS_MAX))
 			return;
-		}
 		pick.l = r.fx.layout;
 		if (r.pages[0])
 			rt_decode_page(r.fx.decoder, 0, r.pages[0], r.fx.layout->sub_buffer_size,
@@ -398,11 +408,8 @@ static void test_losses(const char *root)
 	char want[512];
 	uint64_t per_page;
 
-	if (ring_fx_open(&r, root, "stock", 4)) {
-		CHECK(!"the fixture's ring opens");
-		ring_fx_close(&r);
+	if (!ring_fx_ready(&r, root, "stock", 4))
 		return;
-	}
 	reader = open_reader(&r, &raw, schemas, 0);
 	/* Ten pages into four slots before the reader looks: the first seven are gone. */
 	for (int i = 0; i < 10; i++)
@@ -433,6 +440,50 @@ static void test_losses(const char *root)
 	ring_fx_close(&r);
 }
 
+/*
+ * A selected pointer field wants kallsyms (ringtapd names the function it
+ * points into; unit-view holds the view's symbol against the Batch's); RAW,
+ * or a projection without it, wants none.
+ */
+static void test_symbols(const char *root)
+{
+	static const char *const ptr[] = { "ringtap_ptr:*", NULL };
+	static const char *const other_field[] = { "common_pid", NULL };
+	const struct rt_ring_reader_opts ways[] = {
+		{ .encoding = RINGTAP__ENCODING__DECODED, .events = ptr },
+		{ .encoding = RINGTAP__ENCODING__RAW, .events = ptr },
+		{ .encoding = RINGTAP__ENCODING__DECODED, .events = ptr, .fields = other_field },
+	};
+	Ringtap__Schema schema = RINGTAP__SCHEMA__INIT;
+	static const char kallsyms[] = "ffffffff81234560 T hrtimer_wakeup\n";
+	struct rt_why why = { "" };
+	struct ring_fx r;
+
+	if (!ring_fx_ready(&r, root, "stock", 4))
+		return;
+	schema.event_id = 4001;
+	schema.system = "ringtap_ptr";
+	schema.name = "ptr_test";
+	schema.format = (char *)pointer_format;
+	for (size_t i = 0; i < ARRAY_SIZE(ways); i++) {
+		struct rt_ring_reader *reader = NULL;
+		Ringtap__Frame *decoded = NULL;
+
+		CHECK_EQ(rt_ring_reader_new(&reader, r.welcome, &ways[i], &why), 0);
+		if (!reader)
+			continue;
+		CHECK(!rt_ring_reader_wants_symbols(reader));
+		CHECK_EQ(rt_ring_reader_schema(reader, &schema, &decoded, &why), 0);
+		CHECK_EQ(rt_ring_reader_wants_symbols(reader), i == 0);
+		CHECK_EQ(rt_ring_reader_symbols(reader, (const uint8_t *)kallsyms,
+						sizeof(kallsyms) - 1), 0);
+		if (decoded)
+			ringtap__frame__free_unpacked(decoded, NULL);
+		rt_ring_reader_free(reader);
+	}
+	ring_fx_close(&r);
+}
+
 /* What the reader refuses: a ring that is not the size it was said to be, notes out of range. */
 static void test_refusals(const char *root)
 {
@@ -446,11 +497,8 @@ static void test_refusals(const char *root)
 	struct rt_why why = { "" };
 	struct ring_fx r;
 
-	if (ring_fx_open(&r, root, "stock", 4)) {
-		CHECK(!"the fixture's ring opens");
-		ring_fx_close(&r);
+	if (!ring_fx_ready(&r, root, "stock", 4))
 		return;
-	}
 	CHECK_EQ(rt_ring_reader_new(&reader, r.welcome, &raw, &why), 0);
 	note.n_cpus = note.n_written = 1;
 	note.cpus = cpus;
@@ -470,6 +518,7 @@ int main(int argc, char **argv)
 
 	CHECK(tree_each(root, test_tree) >= 6);
 	test_losses(root);
+	test_symbols(root);
 	test_refusals(root);
 	return check_exit("test-ring-reader");
 }

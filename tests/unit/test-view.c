@@ -14,6 +14,7 @@
 #include "encode.h"
 #include "fixture.h"
 #include "format.h"
+#include "pointer-event.h"
 #include "sent-view.h"
 #include "view.h"
 #include "wire.h"
@@ -225,6 +226,14 @@ static int compare_direct(const struct rt_record *rec, void *ctx)
 	return 0;
 }
 
+static void direct_done(Ringtap__Welcome *welcome, struct rt_buf *w, struct fixture *fx)
+{
+	if (welcome)
+		ringtap__welcome__free_unpacked(welcome, NULL);
+	rt_buf_free(w);
+	fixture_close(fx);
+}
+
 /* Every record of a fixture tree, every event it has, the ways a subscriber may ask. */
 static void test_direct(const char *root, const char *name)
 {
@@ -270,10 +279,58 @@ static void test_direct(const char *root, const char *name)
 		rt_record_encoder_free(d.enc);
 		rt_record_encoder_free(d.viewer);
 	}
-	if (welcome)
-		ringtap__welcome__free_unpacked(welcome, NULL);
-	rt_buf_free(&w);
-	fixture_close(&fx);
+	direct_done(welcome, &w, &fx);
+}
+
+/*
+ * A pointer field's value comes with the kernel function it points into
+ * when the layout has kallsyms (ringtapd's, or a ring reader's from
+ * HostTexts): the view from the record names it as the Batch does.
+ */
+static void test_pointer(const char *root)
+{
+	static const char *const print[] = { "ftrace:print", NULL };
+	struct direct d = { 0 };
+	struct rt_record rec = { .timestamp = 7, .type = 4001, .cpu = 1 };
+	uint8_t data[16] = { 0xa1, 0x0f, 0, 0, 42, 0, 0, 0 };
+	uint64_t fn = 0xffffffff81234560ULL + 0x10;
+	Ringtap__Welcome *welcome = NULL;
+	struct rt_host host = { "h", "6.1", "b", 2, "local" };
+	struct rt_buf w = { 0 };
+	struct fixture fx;
+	const uint8_t *msg;
+	size_t len;
+
+	if (fixture_open(&fx, root, "stock", print)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_layout_add_event(fx.layout, "ringtap_ptr", pointer_format,
+				     sizeof(pointer_format) - 1, &rec.event), 0);
+	CHECK_EQ(tep_parse_kallsyms(fx.layout->tep, "ffffffff81234560 T hrtimer_wakeup\n"
+						  "ffffffff81234600 T hrtimer_next\n"), 0);
+	if (!rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, &host, fx.layout, &w) &&
+	    !rt_encode_inner(&w, true, &msg, &len))
+		welcome = ringtap__welcome__unpack(NULL, len, msg);
+	memcpy(data + 8, &fn, 8);
+	rec.data = data;
+	rec.size = sizeof(data);
+	d.layout = welcome ? welcome->layout : NULL;
+	CHECK_EQ(rt_record_encoder_new(&d.enc, fx.layout, false, NULL), 0);
+	CHECK_EQ(rt_record_encoder_new(&d.viewer, fx.layout, false, NULL), 0);
+	if (rec.event && welcome) {
+		struct rt_record_view view;
+		struct rt_value vals[4];
+
+		compare_direct(&rec, &d);
+		CHECK_EQ(d.compared, 1);
+		CHECK_EQ(rt_record_encoder_view(d.viewer, &rec, &view, vals, 4), 0);
+		CHECK(view.n_fields == 1 && vals[0].u == fn && vals[0].symbol &&
+		      vals[0].symbol_len == 14 && !memcmp(vals[0].symbol, "hrtimer_wakeup", 14));
+	}
+	rt_record_encoder_free(d.enc);
+	rt_record_encoder_free(d.viewer);
+	direct_done(welcome, &w, &fx);
 }
 
 /* Bytes a third party might send: the CPU last, an unknown field, a two-byte key, a symbol. */
@@ -623,6 +680,7 @@ int main(int argc, char **argv)
 	test_fixture(root, "padded", true);
 	test_fixture(root, "rt", true);
 	CHECK(tree_each(root, test_direct) >= 6);
+	test_pointer(root);
 	test_foreign();
 	test_as_written();
 	test_varint_lengths();

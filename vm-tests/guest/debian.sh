@@ -39,7 +39,8 @@ pass "ready within $ready_bound s"
 # is nobody's loss, and the kernel's counter would still count it.
 echo 0 > $inst/tracing_on
 sleep 1
-ringtap stream -s $sock -e '*:*' --no-time > /tmp/s.out 2> /tmp/s.err &
+# Over the socket: its losses and the daemon's count of what it delivered are compared.
+ringtap stream --transport=socket -s $sock -e '*:*' --no-time > /tmp/s.out 2> /tmp/s.err &
 client=$!
 t1=$(uptime_s)
 ( wait_lines /tmp/d.err subscribed 1 60 ) || fail "no subscriber: $(cat /tmp/s.err)"

@@ -2,6 +2,8 @@
 # exactly their own selection; a stopped (slow) client is told exactly what
 # it lost while a fast one gets everything; a client that vanishes does not
 # disturb the daemon.
+# Every client over the socket (--transport=socket): its queue, its losses and the
+# daemon's counts of what it delivered are the socket's, not a ring reader's.
 sock=/run/ringtap/ringtapd.sock
 
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
@@ -18,13 +20,13 @@ wait_lines /tmp/d.err "listening on $sock"
 
 # A: every test event; B: test events and sched_switch of CPU 1 (two globs);
 # slow: stopped meanwhile; gone: killed before the burst.
-ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/a.out 2> /tmp/a.err &
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/a.out 2> /tmp/a.err &
 a=$!
-ringtap stream -s $sock -e 'ringtap_*:*,sched:sched_switch' --cpus 1 --no-time > /tmp/b.out 2> /tmp/b.err &
+ringtap stream --transport=socket -s $sock -e 'ringtap_*:*,sched:sched_switch' --cpus 1 --no-time > /tmp/b.out 2> /tmp/b.err &
 b=$!
-ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/slow.out 2> /tmp/slow.err &
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --no-time > /tmp/slow.out 2> /tmp/slow.err &
 slow=$!
-ringtap stream -s $sock -e ringtap_test:ringtap_test > /dev/null 2>&1 &
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test > /dev/null 2>&1 &
 gone=$!
 wait_lines /tmp/d.err subscribed 4
 pass "4 clients subscribed"
@@ -70,7 +72,7 @@ wait_lines /tmp/d2.err "listening on $sock"
 ev=$T/instances/ringtap/events
 # Switched on in bulk: the whole timer system by its own enable file, the two
 # sched events in one write to set_event.
-ringtap stream -s $sock -e 'sched:sched_switch,sched:sched_wakeup,timer:*' --no-time \
+ringtap stream --transport=socket -s $sock -e 'sched:sched_switch,sched:sched_wakeup,timer:*' --no-time \
 	> /dev/null 2> /tmp/s.err &
 s=$!
 wait_lines /tmp/d2.err subscribed 1
@@ -103,7 +105,7 @@ kept() { awk '/^entries:/ { e += $2 } /^read events:/ { e += $3 } END { print e 
 	$T/instances/ringtap/per_cpu/cpu*/stats; }
 s0=$(sed -n 's/^cpu0 //p' $RINGTAP_TEST/emitted) s1=$(sed -n 's/^cpu1 //p' $RINGTAP_TEST/emitted)
 filter="(cpu == 0 && seq < $((s0 + 10))) || (cpu == 1 && seq < $((s1 + 10)))"
-ringtap stream -s $sock -e ringtap_test:ringtap_test --filter "$filter" --no-time \
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --filter "$filter" --no-time \
 	> /tmp/f.out 2> /tmp/f.err &
 f=$!
 wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter '" 1 20
@@ -118,11 +120,11 @@ expect_eq "filtered records (the next ten of each CPU)" \
 	"$(grep -c 'ringtap_test:ringtap_test' /tmp/f.out)" 20
 echo "note: $emitted_now emitted, the kernel kept $kept_now"
 expect_eq "events the kernel wrote into the buffer" $kept_now 20
-ringtap stream -s $sock -e ringtap_test:ringtap_test --filter 'seq < 10' --no-time \
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --filter 'seq < 10' --no-time \
 	> /dev/null 2>&1 &
 f=$!
 wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter '" 2 20
-ringtap stream -s $sock -e ringtap_test:ringtap_test --no-time > /dev/null 2>&1 &
+ringtap stream --transport=socket -s $sock -e ringtap_test:ringtap_test --no-time > /dev/null 2>&1 &
 g=$!
 wait_lines /tmp/d3.err "ringtap_test:ringtap_test: kernel filter none" 1 20
 grep -q '^none' $tf || fail "with an unfiltered subscriber the kernel still filters: $(cat $tf)"
@@ -142,7 +144,7 @@ wait_lines /tmp/d4.err "listening on $sock"
 forks() { sh -c "sleep 3; for i in 1 2 3 4 5 6 7 8 9 10; do ringtapd --version > /dev/null 2>&1; done" & }
 forks; a=$!
 forks; b=$!
-ringtap stream -s $sock -e sched:sched_process_fork --pids $a --no-time > /tmp/p.out 2> /tmp/p.err &
+ringtap stream --transport=socket -s $sock -e sched:sched_process_fork --pids $a --no-time > /tmp/p.out 2> /tmp/p.err &
 p=$!
 wait_lines /tmp/d4.err subscribed 1 20
 wait_lines /tmp/d4.err "kernel pid filter: $a" 1 20
@@ -155,7 +157,7 @@ kill -INT $p
 wait_or_dump $p 30 || true
 expect_eq "fork records of the subscribed shell" "$(grep -c "pid=$a " /tmp/p.out)" 10
 expect_eq "fork records the kernel wrote (the other shell's 10 not)" $kept_now 10
-ringtap stream -s $sock -e sched:sched_process_fork --no-time > /dev/null 2>&1 &
+ringtap stream --transport=socket -s $sock -e sched:sched_process_fork --no-time > /dev/null 2>&1 &
 p=$!
 wait_lines /tmp/d4.err subscribed 2 20
 wait_lines /tmp/d4.err "kernel pid filter: none" 1 20
