@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * rt-guest-latency SOCKET SECONDS: one decoded subscriber to the test event
- * for SECONDS; each record's age when the client gets it, against
+ * rt-guest-latency SOCKET SECONDS [ring]: one decoded subscriber to the test
+ * event for SECONDS (with "ring": a reader of ringtapd's page ring, decoding
+ * the pages itself); each record's age when the client gets it, against
  * CLOCK_MONOTONIC (ringtapd runs with -C mono, so record timestamps are on
  * that clock). Prints "LATENCY N p50_us p99_us max_us".
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ringtap.h"
@@ -36,9 +38,11 @@ int main(int argc, char **argv)
 	struct ringtap_event ev;
 	uint64_t *lat, end, n = 0, cap = 1 << 20;
 
-	if (argc != 3)
+	if (argc != 3 && !(argc == 4 && !strcmp(argv[3], "ring")))
 		return 2;
 	o.socket_path = argv[1];
+	if (argc == 4)
+		o.transport = RINGTAP_TRANSPORT_RING;
 	lat = malloc(cap * sizeof(*lat));
 	if (!lat || ringtap_connect(&c, &o, &err)) {
 		fprintf(stderr, "%s\n", lat ? err.text : "out of memory");

@@ -13,7 +13,12 @@
 # PROFSYS TOOL COMM NR COUNT                by number
 # Sampling at the tick favours what runs across it: the counters, not the
 # samples, compare the tools; the samples say where each one's time goes.
+# PROF_TRANSPORT=ring: the recorder and the decoded subscriber read
+# ringtapd's page ring instead of the socket (the rows keep their names).
 sock=/run/ringtap/ringtapd.sock
+transport=${PROF_TRANSPORT:-socket}
+decoded=decoded
+[ $transport = socket ] || decoded=decoded-ring
 secs=${PROF_SECONDS:-10}
 rate=${PROF_RATE:-256000}
 emitted() { sed -n 's/^total //p' $RINGTAP_TEST/emitted; }
@@ -78,7 +83,8 @@ profile() {
 perf --version || fail "no perf in this guest"
 
 ringtapd_at
-ringtap record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap 2> /tmp/r.err &
+ringtap record -s $sock --transport=$transport -e ringtap_test:ringtap_test -o /tmp/r.cap \
+	2> /tmp/r.err &
 client=$!
 wait_lines /tmp/d.err subscribed 1 30
 profile raw "$daemon $client"
@@ -87,7 +93,7 @@ echo "note: raw: $(rt-guest-capture-check /tmp/r.cap)"
 rm -f /tmp/r.cap
 
 ringtapd_at
-rt-guest-wirebytes $sock decoded > /tmp/w.out 2>&1 &
+rt-guest-wirebytes $sock $decoded > /tmp/w.out 2>&1 &
 client=$!
 wait_lines /tmp/d.err subscribed 1 30
 profile decoded "$daemon $client"

@@ -5,8 +5,15 @@
  * frames as they arrive, through the tap) until the daemon ends the stream,
  * and prints "WIRE ENCODING BYTES RECORDS PAGES". Decoded records are read
  * in place and each one's values looked at, as a third party's client would
- * (ringtap_record_view): what its CPU per record measures.
+ * (ringtap_record_view): what its CPU per record measures. decoded-ring: the
+ * same decoded reader over ringtapd's page ring (RINGTAP_TRANSPORT_RING, and
+ * it fails rather than fall back to the socket); BYTES are then those of the
+ * frames the library makes from the ring's pages, what a socket would carry.
+ * raw-ring: RAW pages over the ring, RECORDS being the events the pages
+ * hold (a reader that costs its own guest CPU little, for measuring what
+ * many ring readers cost ringtapd). Events reported lost go to stderr.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +32,8 @@ int main(int argc, char **argv)
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;
 	struct ringtap_event ev;
-	uint64_t bytes = 0, records = 0, pages = 0, sum = 0;
+	uint64_t bytes = 0, records = 0, pages = 0, sum = 0, lost = 0;
+	bool ring_raw = false;
 	int n;
 
 	if (argc != 3)
@@ -36,6 +44,13 @@ int main(int argc, char **argv)
 		o.encoding = RINGTAP__ENCODING__RAW;
 	else if (!strcmp(argv[2], "fixed"))
 		o.encoding = RINGTAP__ENCODING__FIXED;
+	else if (!strcmp(argv[2], "decoded-ring"))
+		o.transport = RINGTAP_TRANSPORT_RING;
+	else if (!strcmp(argv[2], "raw-ring")) {
+		o.transport = RINGTAP_TRANSPORT_RING;
+		o.encoding = RINGTAP__ENCODING__RAW;
+		ring_raw = true;
+	}
 	if (ringtap_connect(&c, &o, &err)) {
 		fprintf(stderr, "%s\n", err.text);
 		return 1;
@@ -46,6 +61,10 @@ int main(int argc, char **argv)
 
 		records += ev.kind == RINGTAP_RECORD || ev.kind == RINGTAP_FIXED;
 		pages += ev.kind == RINGTAP_PAGE;
+		if (ring_raw && ev.kind == RINGTAP_PAGE)
+			records += ev.page_records;
+		if (ev.kind == RINGTAP_LOST)
+			lost += ev.lost->count;
 		/* Every value looked at, as a client that uses them would. */
 		for (size_t i = 0; v && i < v->n_fields; i++)
 			sum += v->fields[i].kind == RINGTAP_VALUE_UNSIGNED ? v->fields[i].u :
@@ -54,6 +73,7 @@ int main(int argc, char **argv)
 	ringtap_close(c);
 	printf("WIRE %s %llu %llu %llu\n", argv[2], (unsigned long long)bytes,
 	       (unsigned long long)records, (unsigned long long)pages);
-	fprintf(stderr, "value sum %llu\n", (unsigned long long)sum);
+	fprintf(stderr, "value sum %llu lost %llu\n", (unsigned long long)sum,
+		(unsigned long long)lost);
 	return n < 0;
 }

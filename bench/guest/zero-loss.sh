@@ -1,9 +1,14 @@
 # Guest half of bench-zero-loss: the test source at increasing rates for
-# ZL_SECONDS each; ringtapd + `ringtap record` (raw), `trace-cmd record`,
-# ringtapd + a decoded subscriber that counts, and `trace-cmd record -N` to
-# `trace-cmd listen`, the same buffer size, one after the other in this
-# boot. Lines:
+# ZL_SECONDS each; ringtapd + `ringtap record` (raw, over the socket),
+# `trace-cmd record`, ringtapd + a decoded subscriber that counts (socket),
+# `trace-cmd record -N` to `trace-cmd listen`, ringtapd + `ringtap record`
+# over the page ring (ringtap-ring) and ringtapd + a decoded ring reader
+# that looks at every field of every record (ringtap-ring-decoded), the
+# same buffer size, one after the other in this boot. Lines:
 # ZL TOOL RATE EMITTED RECORDED TICKS DAEMON_TICKS [failed: WHY]
+# and, after the rates, ringtapd's own CPU with 1 and with 16 RAW ring
+# readers at ZL_READERS_RATE (64k/s unless said):
+# ZLR READERS RATE EMITTED TICKS DAEMON_TICKS LOST
 # TICKS: the CPU time of every process of the tool, in 1/100 s with four
 # decimals (the scheduler's sum_exec_runtime of each thread, from
 # /proc/PID/task/TID/sched: at 8k/s trace-cmd's whole run is a few ticks,
@@ -66,16 +71,27 @@ through_ringtapd() {
 	# Where a loss came from (kernel overrun or a full queue): the stop's report.
 	tail -n 3 /tmp/d.err | sed "s/^/note: $1 $_rate ringtapd: /"
 }
-for rate in $rates; do
-	rm -f /tmp/r.cap
-	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
-		ringtap record --transport=socket -s $sock -e ringtap_test:ringtap_test -o /tmp/r.cap \
-			$record_args
+# record_row TOOL: the ZL line of the recording in /tmp/r.cap, then deleted.
+record_row() {
 	why=
 	got=$(rt-guest-capture-check /tmp/r.cap 2> /tmp/r.chk | sed -n 's/.* test_records=\([0-9]*\).*/\1/p')
 	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/r.chk /tmp/r.err | tr '\n' ' ')"
 	rm -f /tmp/r.cap
-	echo "ZL ringtap $rate $emitted ${got:-0} $ticks $dticks $why"
+	echo "ZL $1 $rate $emitted ${got:-0} $ticks $dticks $why"
+}
+# decoded_row TOOL: the ZL line of the counting subscriber's output in /tmp/w.out.
+decoded_row() {
+	got=$(awk '$1 == "WIRE" { print $4 }' /tmp/w.out)
+	why=
+	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/w.out | tr '\n' ' ')"
+	echo "ZL $1 $rate $emitted ${got:-0} $ticks $dticks $why"
+}
+for rate in $rates; do
+	rm -f /tmp/r.cap
+	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
+		ringtap record -s $sock --transport=socket -e ringtap_test:ringtap_test -o /tmp/r.cap \
+		$record_args
+	record_row ringtap
 
 	echo 1024 > $T/buffer_size_kb
 	trace-cmd record -b 1024 -e ringtap_test:ringtap_test -o /tmp/t.dat > /tmp/t.out 2>&1 &
@@ -96,10 +112,18 @@ for rate in $rates; do
 	# ringtapd to one decoded subscriber that only counts its records.
 	through_ringtapd $rate "ringtapd rt-guest-wireby" /tmp/w.out \
 		rt-guest-wirebytes $sock decoded
-	got=$(awk '$1 == "WIRE" { print $4 }' /tmp/w.out)
-	why=
-	[ -n "$got" ] || why="failed: $(head -c 120 /tmp/w.out | tr '\n' ' ')"
-	echo "ZL ringtap-decoded $rate $emitted ${got:-0} $ticks $dticks $why"
+	decoded_row ringtap-decoded
+
+	# The same two over the page ring: pages and records read from the
+	# mapped ring, the socket carrying only notes.
+	rm -f /tmp/r.cap
+	through_ringtapd $rate "ringtapd ringtap" /tmp/r.err \
+		ringtap record -s $sock --transport=ring -e ringtap_test:ringtap_test -o /tmp/r.cap \
+		$record_args
+	record_row ringtap-ring
+	through_ringtapd $rate "ringtapd rt-guest-wireby" /tmp/w.out \
+		rt-guest-wirebytes $sock decoded-ring
+	decoded_row ringtap-ring-decoded
 
 	# The peer's network path: trace-cmd record -N to trace-cmd listen over
 	# loopback, on TCP (-t): its default, UDP, sends a splice of many pages
@@ -139,3 +163,31 @@ for rate in $rates; do
 	echo "ZL trace-cmd-listen $rate $emitted $got $ticks 0 $why"
 	rm -rf /tmp/listen
 done
+
+# ringtapd's own CPU with 1 and with 16 ring readers at one rate: each a
+# RAW ring reader (cheap in its own CPU, so that 16 of them leave ringtapd
+# the guest's CPUs); what a ring reader costs the daemon is its notes.
+rrate=${ZL_READERS_RATE:-64000}
+for readers in 1 16; do
+	rm -f /tmp/d.err /tmp/rr.*
+	ringtapd -s $sock -b 1024 $daemon_args 2> /tmp/d.err &
+	daemon=$!
+	wait_lines /tmp/d.err "listening on"
+	pids=
+	for i in $(seq $readers); do
+		rt-guest-wirebytes $sock raw-ring > /tmp/rr.$i 2>&1 &
+		pids="$pids $!"
+	done
+	wait_lines /tmp/d.err subscribed $readers 30
+	at_rate $rrate "ringtapd rt-guest-wireby"
+	kill -INT $daemon
+	wait_or_dump $daemon 120
+	lost=0
+	for p in $pids; do wait_or_dump $p 60; done
+	for i in $(seq $readers); do
+		grep -q '^WIRE ' /tmp/rr.$i || echo "note: ring reader $i: $(head -c 200 /tmp/rr.$i)"
+		lost=$((lost + $(sed -n 's/.* lost \([0-9]*\)$/\1/p' /tmp/rr.$i)))
+	done
+	echo "ZLR $readers $rrate $emitted $ticks $dticks $lost"
+done
+pass "every tool ran at every rate asked, and 1 and 16 ring readers"

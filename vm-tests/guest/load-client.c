@@ -11,6 +11,12 @@
  *               then as fast as the others (to take the rest before the stop)
  *   5 "raw"     RAW pages, every CPU, walked here (kbuffer, with the Welcome's
  *               header_page): delivered are the test records found in them
+ *   6 "ring"    DECODED over ringtapd's page ring (RINGTAP_TRANSPORT_RING: the
+ *               pages read from the mapping and decoded by the library), every
+ *               CPU, read as fast as it comes
+ *   7 "ringslow" the same, read like "slow": the writer laps it
+ *   8 "ringidle" the same, mapped and then neither polled nor read until
+ *               SIGUSR1: it costs ringtapd nothing, and loses what was overwritten
  * It reads until every connection has ended (the daemon stopping ends them)
  * and prints, per connection and CPU, records delivered and records the
  * daemon reported lost, plus the sequence numbers' check for every kind
@@ -40,9 +46,14 @@
 
 #define MAX_CPUS 8
 
-static const char *const kinds[] = { "all", "cpu0", "fixed", "filter", "slow", "raw" };
+static const char *const kinds[] = { "all", "cpu0", "fixed", "filter", "slow", "raw", "ring",
+				     "ringslow", "ringidle" };
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 #define SLOW 4
 #define RAW 5
+#define RING 6
+#define RING_SLOW 7
+#define RING_IDLE 8
 
 static volatile sig_atomic_t catch_up;
 
@@ -76,6 +87,15 @@ struct conn {
 	struct tep_format_field *seq_at;
 	int test_id;
 };
+
+/* Whether connection k waits now: a slow reader until its next turn, an idle one until SIGUSR1. */
+static bool waiting(const struct conn *k, uint64_t now)
+{
+	if (catch_up)
+		return false;
+	return k->kind == RING_IDLE ||
+	       ((k->kind == SLOW || k->kind == RING_SLOW) && now < k->next_read_ns);
+}
 
 static uint64_t now_ns(void)
 {
@@ -215,19 +235,19 @@ int main(int argc, char **argv)
 	struct pollfd *pfd;
 	int n, open_conns, rc = 0;
 
-	int chosen[16], n_chosen = 0;
+	int chosen[128], n_chosen = 0;
 
 	if (argc < 3 || argc > 4 || (n = atoi(argv[2])) <= 0) {
 		fprintf(stderr, "usage: rt-guest-load SOCKET N [KIND,...]\n");
 		return 2;
 	}
 	for (char *save = NULL, *t = argc == 4 ? strtok_r(argv[3], ",", &save) : NULL;
-	     t && n_chosen < 16; t = strtok_r(NULL, ",", &save)) {
+	     t && n_chosen < 128; t = strtok_r(NULL, ",", &save)) {
 		int k = 0;
 
-		while (k < 6 && strcmp(kinds[k], t))
+		while (k < (int)N_KINDS && strcmp(kinds[k], t))
 			k++;
-		if (k == 6) {
+		if (k == (int)N_KINDS) {
 			fprintf(stderr, "rt-guest-load: unknown kind '%s'\n", t);
 			return 2;
 		}
@@ -256,9 +276,16 @@ int main(int argc, char **argv)
 			o.filter = "cpu == 1";
 		} else if (conns[i].kind == RAW) {
 			o.encoding = RINGTAP__ENCODING__RAW;
+		} else if (conns[i].kind >= RING) {
+			o.transport = RINGTAP_TRANSPORT_RING;
 		}
 		if (ringtap_connect(&conns[i].c, &o, &err)) {
 			fprintf(stderr, "conn %d: %s\n", i, err.text);
+			return 1;
+		}
+		if (ringtap_uses_ring(conns[i].c) != (conns[i].kind >= RING)) {
+			fprintf(stderr, "conn %d (%s): the ring is %s\n", i, kinds[conns[i].kind],
+				conns[i].kind >= RING ? "not in use" : "in use");
 			return 1;
 		}
 	}
@@ -273,7 +300,7 @@ int main(int argc, char **argv)
 			pfd[i].fd = conns[i].ended ? -1 : ringtap_fd(conns[i].c);
 			pfd[i].events = POLLIN;
 			/* A slow reader is not even polled until its next turn. */
-			if (conns[i].kind == SLOW && !catch_up && t < conns[i].next_read_ns)
+			if (waiting(&conns[i], t))
 				pfd[i].fd = -1;
 		}
 		if (poll(pfd, (nfds_t)n, 2) < 0 && errno != EINTR)
@@ -283,7 +310,7 @@ int main(int argc, char **argv)
 			struct ringtap_event ev;
 			int got;
 
-			if (k->ended || (k->kind == SLOW && !catch_up && now_ns() < k->next_read_ns))
+			if (k->ended || waiting(k, now_ns()))
 				continue;
 			while ((got = ringtap_next(k->c, &ev, 0)) != 0) {
 				if (got == -EINTR)
@@ -301,7 +328,8 @@ int main(int argc, char **argv)
 					break;
 				}
 				take(k, &ev);
-				if (k->kind == SLOW && !catch_up && ev.kind == RINGTAP_RECORD) {
+				if ((k->kind == SLOW || k->kind == RING_SLOW) && !catch_up &&
+				    ev.kind == RINGTAP_RECORD) {
 					k->next_read_ns = now_ns() + 20000000;
 					break;
 				}
