@@ -681,7 +681,10 @@ int rt_collector_take(struct rt_collector *c, const char *subject, const uint8_t
 			goto out;
 		}
 		ret = count_seq(c, h, p, p->seq + p->records->offsets[p->records->n_offsets - 1] + 1);
-		return ret ? ret : hold_part(c, h, subject, p);
+		if (ret)
+			goto out;
+		/* Held with the rest of its page, or freed there. */
+		return hold_part(c, h, subject, p);
 	}
 	/* Anything else of the host comes after the page held: a Schema may replace its own. */
 	ret = flush_page(c, h) ?:
