@@ -9,6 +9,13 @@
  * collector's --lag measures publish to collect). Bounded: PAGES pages per
  * host and SECONDS at most, then up to 30 s for acknowledgments.
  *
+ * A host drains as ringtapd's pump does: the pages due since its last drain
+ * go to the publisher, then rt_nats_end_drain (what the pump's drained()
+ * calls), every FANIN_DRAIN_MS (ringtapd's drain_ms; 0, the default: each
+ * pass of the loop, about 5 ms). FANIN_MAX_MESSAGE_KB is ringtapd's
+ * nats_max_message_kb (0, the default: a page a message). A record's
+ * timestamp is when its page was due, so a drain's wait is in the lag.
+ *
  * usage: rt-fanin-hosts FIXTURE URLS FIRST HOSTS PAGES PAGES_PER_S SECONDS [BOOT]
  * Prints a line per host (offered, published, dropped, failed, sent again)
  * and the process's CPU time and peak memory.
@@ -37,7 +44,7 @@ struct host {
 	struct rt_host id;
 	struct rt_nats *nats;
 	uint64_t pages, offered;
-	double due;
+	double due, drain;
 };
 
 static double now_s(int clock)
@@ -92,9 +99,11 @@ static struct page *load(struct fixture *fx, size_t *npages)
 	return pages;
 }
 
-static void feed(struct host *h, const struct page *pg)
+/* due: when the page was written, on CLOCK_MONOTONIC. */
+static void feed(struct host *h, const struct page *pg, double due)
 {
-	uint64_t now = (uint64_t)(now_s(CLOCK_REALTIME) * 1e9);
+	double wait = now_s(CLOCK_MONOTONIC) - due;
+	uint64_t now = (uint64_t)((now_s(CLOCK_REALTIME) - (wait > 0 ? wait : 0)) * 1e9);
 
 	if (pg->missed)
 		rt_nats_kernel_loss(h->nats, pg->cpu, pg->missed_count, pg->exact, now, now);
@@ -119,7 +128,8 @@ int main(int argc, char **argv)
 	size_t npages;
 	unsigned int first, nhosts;
 	uint64_t per_host, total_offered = 0, total_published = 0, total_lost = 0;
-	double rate, seconds, start, deadline;
+	double rate, seconds, start, deadline, drain_s;
+	unsigned long max_kb;
 	char root[2048], *slash;
 	const char *boot = argc > 8 ? argv[8] : "boot";
 	bool all_done = false;
@@ -139,6 +149,9 @@ int main(int argc, char **argv)
 	if (!slash || !nhosts || rate <= 0 || seconds <= 0)
 		return 2;
 	*slash = '\0';
+	drain_s = getenv("FANIN_DRAIN_MS") ? strtod(getenv("FANIN_DRAIN_MS"), NULL) / 1e3 : 0;
+	max_kb = getenv("FANIN_MAX_MESSAGE_KB") ? strtoul(getenv("FANIN_MAX_MESSAGE_KB"), NULL, 10)
+						 : 0;
 	signal(SIGPIPE, SIG_IGN);
 	if (fixture_open(&fx, root, slash + 1, events) || !(pages = load(&fx, &npages)) || !npages)
 		return 1;
@@ -146,7 +159,7 @@ int main(int argc, char **argv)
 	start = now_s(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < nhosts; i++) {
 		struct host *h = &hosts[i];
-		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, 0 };
+		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, max_kb };
 
 		snprintf(h->name, sizeof(h->name), "sim%05u", first + i);
 		snprintf(h->boot, sizeof(h->boot), "%s-%05u", boot, first + i);
@@ -167,9 +180,11 @@ int main(int argc, char **argv)
 			ready++;
 	fprintf(stderr, "hosts %u: ready after %.1f s\n", nhosts, now_s(CLOCK_MONOTONIC) - start);
 	start = now_s(CLOCK_MONOTONIC);
-	for (unsigned int i = 0; i < nhosts; i++)
+	for (unsigned int i = 0; i < nhosts; i++) {
 		/* Spread over one period, as independent hosts would be. */
 		hosts[i].due = start + (double)i / nhosts / rate;
+		hosts[i].drain = start + (double)i / nhosts * drain_s;
+	}
 	deadline = start + seconds;
 	while (!all_done && now_s(CLOCK_MONOTONIC) < deadline) {
 		double now = now_s(CLOCK_MONOTONIC);
@@ -178,9 +193,13 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < nhosts; i++) {
 			struct host *h = &hosts[i];
 
-			while (h->pages < per_host && h->due <= now) {
-				feed(h, &pages[h->pages % npages]);
-				h->due += 1 / rate;
+			if (h->drain <= now) {
+				while (h->pages < per_host && h->due <= now) {
+					feed(h, &pages[h->pages % npages], h->due);
+					h->due += 1 / rate;
+				}
+				rt_nats_end_drain(h->nats);
+				h->drain = drain_s > 0 ? h->drain + drain_s : now;
 			}
 			all_done &= h->pages >= per_host;
 			rt_nats_poll(h->nats);
