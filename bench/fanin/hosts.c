@@ -10,7 +10,7 @@
  * host and SECONDS at most, then up to 30 s for acknowledgments.
  *
  * A host drains as ringtapd's pump does: the pages due since its last drain
- * go to the publisher, then rt_nats_end_drain (what the pump's drained()
+ * go to the publisher a CPU after another, then rt_nats_end_drain (what the pump's drained()
  * calls), every FANIN_DRAIN_MS (ringtapd's drain_ms; 0, the default: each
  * pass of the loop, about 5 ms). FANIN_MAX_MESSAGE_KB is ringtapd's
  * nats_max_message_kb (0, the default: a page a message). A record's
@@ -116,7 +116,30 @@ static void feed(struct host *h, const struct page *pg, double due)
 					    !strcmp(rec.event->name, "print"));
 	}
 	rt_nats_end_page(h->nats);
-	h->pages++;
+}
+
+/*
+ * The pages due by now, a CPU's after another's as the pump reads them
+ * (rt_pump_drain), then the drain's end: a CPU's pages of a drain may share
+ * a message (nats_max_message_kb).
+ */
+static void drain(struct host *h, const struct page *pages, size_t npages, int ncpus,
+		  uint64_t per_host, double rate, double now)
+{
+	uint64_t n = 0;
+
+	while (h->pages + n < per_host && h->due + (double)n / rate <= now)
+		n++;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		for (uint64_t i = 0; i < n; i++) {
+			const struct page *pg = &pages[(h->pages + i) % npages];
+
+			if (pg->cpu == (unsigned int)cpu)
+				feed(h, pg, h->due + (double)i / rate);
+		}
+	h->pages += n;
+	h->due += (double)n / rate;
+	rt_nats_end_drain(h->nats);
 }
 
 int main(int argc, char **argv)
@@ -178,7 +201,8 @@ int main(int argc, char **argv)
 	     usleep(20000))
 		for (ready = 0; ready < nhosts && rt_nats_ready(hosts[ready].nats);)
 			ready++;
-	fprintf(stderr, "hosts %u: ready after %.1f s\n", nhosts, now_s(CLOCK_MONOTONIC) - start);
+	fprintf(stderr, "hosts %u: ready after %.1f s; a drain every %.0f ms, messages up to %lu KiB\n",
+		nhosts, now_s(CLOCK_MONOTONIC) - start, drain_s * 1e3, max_kb);
 	start = now_s(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < nhosts; i++) {
 		/* Spread over one period, as independent hosts would be. */
@@ -194,11 +218,7 @@ int main(int argc, char **argv)
 			struct host *h = &hosts[i];
 
 			if (h->drain <= now) {
-				while (h->pages < per_host && h->due <= now) {
-					feed(h, &pages[h->pages % npages], h->due);
-					h->due += 1 / rate;
-				}
-				rt_nats_end_drain(h->nats);
+				drain(h, pages, npages, fx.ncpus, per_host, rate, now);
 				h->drain = drain_s > 0 ? h->drain + drain_s : now;
 			}
 			all_done &= h->pages >= per_host;
