@@ -9,6 +9,13 @@
  * collector's --lag measures publish to collect). Bounded: PAGES pages per
  * host and SECONDS at most, then up to 30 s for acknowledgments.
  *
+ * A host drains as ringtapd's pump does: the pages due since its last drain
+ * go to the publisher a CPU after another, then rt_nats_end_drain (what the pump's drained()
+ * calls), every FANIN_DRAIN_MS (ringtapd's drain_ms; 0, the default: each
+ * pass of the loop, about 5 ms). FANIN_MAX_MESSAGE_KB is ringtapd's
+ * nats_max_message_kb (0, the default: a page a message). A record's
+ * timestamp is when its page was due, so a drain's wait is in the lag.
+ *
  * usage: rt-fanin-hosts FIXTURE URLS FIRST HOSTS PAGES PAGES_PER_S SECONDS [BOOT]
  * Prints a line per host (offered, published, dropped, failed, sent again)
  * and the process's CPU time and peak memory.
@@ -37,7 +44,7 @@ struct host {
 	struct rt_host id;
 	struct rt_nats *nats;
 	uint64_t pages, offered;
-	double due;
+	double due, drain;
 };
 
 static double now_s(int clock)
@@ -92,9 +99,11 @@ static struct page *load(struct fixture *fx, size_t *npages)
 	return pages;
 }
 
-static void feed(struct host *h, const struct page *pg)
+/* due: when the page was written, on CLOCK_MONOTONIC. */
+static void feed(struct host *h, const struct page *pg, double due)
 {
-	uint64_t now = (uint64_t)(now_s(CLOCK_REALTIME) * 1e9);
+	double wait = now_s(CLOCK_MONOTONIC) - due;
+	uint64_t now = (uint64_t)((now_s(CLOCK_REALTIME) - (wait > 0 ? wait : 0)) * 1e9);
 
 	if (pg->missed)
 		rt_nats_kernel_loss(h->nats, pg->cpu, pg->missed_count, pg->exact, now, now);
@@ -107,7 +116,30 @@ static void feed(struct host *h, const struct page *pg)
 					    !strcmp(rec.event->name, "print"));
 	}
 	rt_nats_end_page(h->nats);
-	h->pages++;
+}
+
+/*
+ * The pages due by now, a CPU's after another's as the pump reads them
+ * (rt_pump_drain), then the drain's end: a CPU's pages of a drain may share
+ * a message (nats_max_message_kb).
+ */
+static void drain(struct host *h, const struct page *pages, size_t npages, int ncpus,
+		  uint64_t per_host, double rate, double now)
+{
+	uint64_t n = 0;
+
+	while (h->pages + n < per_host && h->due + (double)n / rate <= now)
+		n++;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		for (uint64_t i = 0; i < n; i++) {
+			const struct page *pg = &pages[(h->pages + i) % npages];
+
+			if (pg->cpu == (unsigned int)cpu)
+				feed(h, pg, h->due + (double)i / rate);
+		}
+	h->pages += n;
+	h->due += (double)n / rate;
+	rt_nats_end_drain(h->nats);
 }
 
 int main(int argc, char **argv)
@@ -119,7 +151,8 @@ int main(int argc, char **argv)
 	size_t npages;
 	unsigned int first, nhosts;
 	uint64_t per_host, total_offered = 0, total_published = 0, total_lost = 0;
-	double rate, seconds, start, deadline;
+	double rate, seconds, start, deadline, drain_s;
+	unsigned long max_kb;
 	char root[2048], *slash;
 	const char *boot = argc > 8 ? argv[8] : "boot";
 	bool all_done = false;
@@ -139,6 +172,9 @@ int main(int argc, char **argv)
 	if (!slash || !nhosts || rate <= 0 || seconds <= 0)
 		return 2;
 	*slash = '\0';
+	drain_s = getenv("FANIN_DRAIN_MS") ? strtod(getenv("FANIN_DRAIN_MS"), NULL) / 1e3 : 0;
+	max_kb = getenv("FANIN_MAX_MESSAGE_KB") ? strtoul(getenv("FANIN_MAX_MESSAGE_KB"), NULL, 10)
+						 : 0;
 	signal(SIGPIPE, SIG_IGN);
 	if (fixture_open(&fx, root, slash + 1, events) || !(pages = load(&fx, &npages)) || !npages)
 		return 1;
@@ -146,7 +182,7 @@ int main(int argc, char **argv)
 	start = now_s(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < nhosts; i++) {
 		struct host *h = &hosts[i];
-		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, 0 };
+		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, max_kb };
 
 		snprintf(h->name, sizeof(h->name), "sim%05u", first + i);
 		snprintf(h->boot, sizeof(h->boot), "%s-%05u", boot, first + i);
@@ -165,11 +201,14 @@ int main(int argc, char **argv)
 	     usleep(20000))
 		for (ready = 0; ready < nhosts && rt_nats_ready(hosts[ready].nats);)
 			ready++;
-	fprintf(stderr, "hosts %u: ready after %.1f s\n", nhosts, now_s(CLOCK_MONOTONIC) - start);
+	fprintf(stderr, "hosts %u: ready after %.1f s; a drain every %.0f ms, messages up to %lu KiB\n",
+		nhosts, now_s(CLOCK_MONOTONIC) - start, drain_s * 1e3, max_kb);
 	start = now_s(CLOCK_MONOTONIC);
-	for (unsigned int i = 0; i < nhosts; i++)
+	for (unsigned int i = 0; i < nhosts; i++) {
 		/* Spread over one period, as independent hosts would be. */
 		hosts[i].due = start + (double)i / nhosts / rate;
+		hosts[i].drain = start + (double)i / nhosts * drain_s;
+	}
 	deadline = start + seconds;
 	while (!all_done && now_s(CLOCK_MONOTONIC) < deadline) {
 		double now = now_s(CLOCK_MONOTONIC);
@@ -178,9 +217,9 @@ int main(int argc, char **argv)
 		for (unsigned int i = 0; i < nhosts; i++) {
 			struct host *h = &hosts[i];
 
-			while (h->pages < per_host && h->due <= now) {
-				feed(h, &pages[h->pages % npages]);
-				h->due += 1 / rate;
+			if (h->drain <= now) {
+				drain(h, pages, npages, fx.ncpus, per_host, rate, now);
+				h->drain = drain_s > 0 ? h->drain + drain_s : now;
 			}
 			all_done &= h->pages >= per_host;
 			rt_nats_poll(h->nats);
