@@ -30,7 +30,9 @@ subscriber() {
 	mkfifo /tmp/$1.fifo
 	rt-guest-seqcheck "$ncpus" < /tmp/$1.fifo > /tmp/$1.check &
 	checker=$!
-	ringtap stream -e ringtap_test:ringtap_test --no-time > /tmp/$1.fifo 2> /tmp/$1.err &
+	# On the socket: a page ring reader is not handed on yet (ringtapd(8), RESTARTS).
+	ringtap stream -e ringtap_test:ringtap_test --no-time --transport=socket \
+		> /tmp/$1.fifo 2> /tmp/$1.err &
 	pid=$!
 }
 subscriber a
