@@ -17,6 +17,7 @@
 #include "collect-nats.h"
 #include "config.h"
 #include "published.h"
+#include "unacked.h"
 
 /* How long one wait for a message lasts: the limits and signals are looked at between. */
 #define POLL_MS 200
@@ -65,6 +66,10 @@ static int flush_all(struct rt_collector *col)
 struct consumer {
 	jsCtx *js;
 	const char *stream, *durable;
+	/* Written, acknowledgment unconfirmed: a copy delivered again is not written twice. */
+	struct rt_unacked unacked;
+	char unacked_path[4200];
+	uint64_t again;		/* copies delivered again, acknowledged without a line */
 };
 
 /* Whether the consumer has nothing left to deliver. */
@@ -79,15 +84,140 @@ static bool caught_up(const struct consumer *cons)
 	return done;
 }
 
+/* A small file whole, NUL-terminated; NULL with errno set. */
+static char *read_text_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	*len = 0;
+	for (;;) {
+		if (cap - *len < 4096) {
+			char *more = realloc(text, cap + 65536);
+
+			if (!more) {
+				free(text);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			text = more;
+			cap += 65536;
+		}
+		size_t got = fread(text + *len, 1, cap - *len - 1, f);
+
+		*len += got;
+		if (!got)
+			break;
+	}
+	if (ferror(f)) {
+		free(text);
+		fclose(f);
+		errno = EIO;
+		return NULL;
+	}
+	fclose(f);
+	text[*len] = '\0';
+	return text;
+}
+
+/* The set into its file, whole or not at all (a new file renamed over the old). */
+static int save_unacked(const struct consumer *cons)
+{
+	char tmp[4300], *text = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int ret = rt_unacked_format(&cons->unacked, &text, &len);
+
+	snprintf(tmp, sizeof(tmp), "%s.new", cons->unacked_path);
+	if (!ret && !(f = fopen(tmp, "we")))
+		ret = -errno;
+	if (!ret && fwrite(text, 1, len, f) != len)
+		ret = -EIO;
+	if (f && fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, cons->unacked_path))
+		ret = -errno;
+	free(text);
+	if (ret)
+		fprintf(stderr, "ringtap collect: %s: %s\n", cons->unacked_path, strerror(-ret));
+	return ret;
+}
+
+/* What an earlier run wrote and could not confirm, less what the consumer has since had acknowledged. */
+static int load_unacked(struct consumer *cons, const char *outdir, uint64_t ack_floor)
+{
+	size_t len = 0;
+	char *text;
+	int ret;
+
+	snprintf(cons->unacked_path, sizeof(cons->unacked_path), "%s/.%s.unacked", outdir,
+		 cons->durable);
+	text = read_text_file(cons->unacked_path, &len);
+	if (!text)
+		return errno == ENOENT ? 0 : -errno;
+	ret = rt_unacked_parse(&cons->unacked, text, len);
+	free(text);
+	if (ret) {
+		fprintf(stderr, "ringtap collect: %s: %s\n", cons->unacked_path,
+			ret == -EBADMSG ? "not a list of stream sequences" : strerror(-ret));
+		return ret;
+	}
+	rt_unacked_prune(&cons->unacked, ack_floor);
+	return 0;
+}
+
+/*
+ * A message JetStream delivers again whose copy was written and flushed
+ * before its acknowledgment went missing: acknowledged, not written again.
+ */
+static bool written_before(struct consumer *cons, natsMsg *msg, uint64_t *stream_seq)
+{
+	jsMsgMetaData *meta = NULL;
+	bool again = false;
+
+	*stream_seq = 0;
+	if (natsMsg_GetMetaData(&meta, msg) != NATS_OK)
+		return false;
+	*stream_seq = meta->Sequence.Stream;
+	again = meta->NumDelivered > 1 && rt_unacked_has(&cons->unacked, *stream_seq);
+	jsMsgMetaData_Destroy(meta);
+	return again;
+}
+
+/*
+ * Each message its own acknowledgment: a batch lost on its way (a server's
+ * death) is delivered again, not acknowledged with the next as AckAll would.
+ * The last one confirmed, so that a stop right after cannot lose them on
+ * the way. Only then are they forgotten in the set.
+ */
+static void acknowledge(struct consumer *cons, natsMsgList *list, const uint64_t *seqs)
+{
+	for (int i = 0; i < list->Count; i++)
+		if ((i < list->Count - 1 ? natsMsg_Ack(list->Msgs[i], NULL) :
+		     natsMsg_AckSync(list->Msgs[i], NULL, NULL)) != NATS_OK) {
+			fprintf(stderr, "ringtap collect: acknowledging: %s (delivered again later, "
+				"not written twice)\n", nats_GetLastError(NULL) ?: "?");
+			return;
+		}
+	for (int i = 0; i < list->Count; i++)
+		rt_unacked_remove(&cons->unacked, seqs[i]);
+}
+
 /*
  * Fetches from the durable consumer until a limit; each batch is written
- * and flushed, then acknowledged, so that a collector started again
- * resumes after it. The collector's errors end it.
+ * and flushed, its sequences saved as unconfirmed, then acknowledged, so
+ * that a collector started again resumes after it and writes no copy of
+ * it. The collector's errors end it.
  */
-static int consume(natsSubscription *sub, const struct consumer *cons, struct rt_collector *col,
+static int consume(natsSubscription *sub, struct consumer *cons, struct rt_collector *col,
 		   const struct rt_collect_nats_opts *o, double *first, double *last)
 {
 	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
+	uint64_t seqs[FETCH_BATCH];
 	bool warned = false;
 
 	while (!stop_asked() && (!deadline || now_s() < deadline) &&
@@ -95,6 +225,7 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 		natsMsgList list = { 0 };
 		natsStatus s = natsSubscription_Fetch(&list, sub, FETCH_BATCH, POLL_MS, NULL);
 		uint64_t before = col->records;
+		jsMsgMetaData *meta = NULL;
 		bool done = false;
 		int ret = 0;
 
@@ -116,44 +247,41 @@ static int consume(natsSubscription *sub, const struct consumer *cons, struct rt
 			continue;
 		}
 		warned = false;
-		for (int i = 0; i < list.Count && !ret; i++) {
+		for (int i = 0; i < list.Count && i < FETCH_BATCH && !ret; i++) {
 			natsMsg *msg = list.Msgs[i];
-			jsMsgMetaData *meta = NULL;
 
+			if (written_before(cons, msg, &seqs[i])) {
+				cons->again++;
+				continue;
+			}
 			ret = rt_collector_take(col, natsMsg_GetSubject(msg),
 						(const uint8_t *)natsMsg_GetData(msg),
 						(size_t)natsMsg_GetDataLength(msg));
 			if (ret == -EBADMSG)
 				ret = 0;
-			if (o->drain && i == list.Count - 1 &&
-			    natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
-				done = meta->NumPending == 0;
-				jsMsgMetaData_Destroy(meta);
-			}
+		}
+		if (o->drain && list.Count &&
+		    natsMsg_GetMetaData(&meta, list.Msgs[list.Count - 1]) == NATS_OK) {
+			done = meta->NumPending == 0;
+			jsMsgMetaData_Destroy(meta);
 		}
 		if (ret)
 			fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
 		if (!ret)
 			ret = flush_all(col);
+		for (int i = 0; !ret && i < list.Count; i++)
+			if (seqs[i])
+				ret = rt_unacked_add(&cons->unacked, seqs[i]);
+		if (!ret)
+			ret = save_unacked(cons);
 		/* When lines were written: the rate --lag reports. */
 		if (col->records != before) {
 			*last = now_s();
 			if (!*first)
 				*first = *last;
 		}
-		/*
-		 * Each message its own acknowledgment: a batch lost on its way
-		 * (a server's death) is delivered again, not acknowledged with
-		 * the next as AckAll would. The last one confirmed, so that a
-		 * stop right after cannot lose them on the way.
-		 */
-		for (int i = 0; !ret && i < list.Count; i++)
-			if ((i < list.Count - 1 ? natsMsg_Ack(list.Msgs[i], NULL) :
-			     natsMsg_AckSync(list.Msgs[i], NULL, NULL)) != NATS_OK) {
-				fprintf(stderr, "ringtap collect: acknowledging: %s (read again "
-					"later)\n", nats_GetLastError(NULL) ?: "?");
-				break;
-			}
+		if (!ret)
+			acknowledge(cons, &list, seqs);
 		natsMsgList_Destroy(&list);
 		if (ret)
 			return ret;
@@ -216,6 +344,8 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 	natsSubscription *sub = NULL;
 	jsConsumerInfo *ci = NULL;
 	struct rt_collector col;
+	struct consumer cons = { .stream = stream };
+	uint64_t ack_floor = 0;
 	jsCtx *js = NULL;
 	jsSubOptions so;
 	jsErrCode jerr = 0;
@@ -270,15 +400,29 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		goto out;
 	}
 	/* A consumer that delivered before: what this run reads continues its files. */
-	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, &jerr) == NATS_OK)
+	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, &jerr) == NATS_OK) {
 		col.resumed = ci->Delivered.Stream > 0 || ci->AckFloor.Stream > 0;
+		ack_floor = ci->AckFloor.Stream;
+	}
 	jsConsumerInfo_Destroy(ci);
-	ret = open_descriptions(&col, outdir, durable);
+	ci = NULL;
+	cons.js = js;
+	cons.durable = durable;
+	ret = load_unacked(&cons, outdir, ack_floor) ?: open_descriptions(&col, outdir, durable);
 	if (ret)
 		goto out;
 	if (col.resumed)
 		fprintf(stderr, "ringtap collect: consumer %s resumes where it stopped\n", durable);
-	ret = consume(sub, &(struct consumer){ js, stream, durable }, &col, o, &first, &last);
+	ret = consume(sub, &cons, &col, o, &first, &last);
+	/* What was confirmed since: the file keeps only what may still come again. */
+	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, NULL) == NATS_OK)
+		rt_unacked_prune(&cons.unacked, ci->AckFloor.Stream);
+	jsConsumerInfo_Destroy(ci);
+	if (save_unacked(&cons) && !ret)
+		ret = -EIO;
+	if (cons.again)
+		fprintf(stderr, "ringtap collect: %" PRIu64 " messages delivered again were "
+			"written before: acknowledged, not written twice\n", cons.again);
 	if (rt_collector_flush(&col) && !ret) {
 		fprintf(stderr, "ringtap collect: writing into %s: %s\n", outdir, strerror(errno));
 		ret = -EIO;
@@ -301,6 +445,7 @@ out:
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
 	rt_collector_release(&col);
+	rt_unacked_release(&cons.unacked);
 	nats_CloseAndWait(1000);
 	return ret;
 }

@@ -4,7 +4,8 @@
  * collect-nats: ringtap collect --nats, the consumer of what ringtapd
  * publishes to NATS JetStream. A durable pull consumer (DeliverAll, each message acknowledged)
  * reads the stream from its start, or where the same consumer's last run
- * acknowledged (each batch is written and flushed first); published.c writes
+ * acknowledged (each batch is written and flushed first, and kept in
+ * unacked.c's set until its acknowledgment is confirmed); published.c writes
  * one text file per host, a trace.dat per host and boot, and keeps the
  * Welcomes and Schemas in a file beside them for the next run. Any number of collectors (consumers) may read the
  * same stream.
