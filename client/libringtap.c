@@ -400,6 +400,39 @@ static int ring_schema(struct ringtap_client *c, Ringtap__Frame *f, struct ringt
 	return ret;
 }
 
+/*
+ * A Ring frame mid-stream: ringtapd restarted and goes on in a new area
+ * with the old one's pages. Mapped, the reader moved onto it, the old one
+ * unmapped. 0, or -errno with why.
+ */
+static int ring_move(struct ringtap_client *c, const Ringtap__Ring *ring, struct rt_why *why)
+{
+	int fd = rt_transport_take_fd(&c->t);
+	void *map;
+	int ret;
+
+	if (fd < 0)
+		return rt_why_set(why, -EPROTO, "a new Ring frame without its descriptor");
+	if (ring->size > SIZE_MAX || !ring->size) {
+		close(fd);
+		return rt_why_set(why, -EPROTO, "a new ring of %" PRIu64 " bytes", ring->size);
+	}
+	map = mmap(NULL, (size_t)ring->size, PROT_READ, MAP_SHARED, fd, 0);
+	ret = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret)
+		return rt_why_set(why, ret, "mapping ringtapd's new ring: %s", strerror(-ret));
+	ret = rt_ring_reader_move(c->ring, ring, map, (size_t)ring->size, why);
+	if (ret) {
+		munmap(map, (size_t)ring->size);
+		return ret;
+	}
+	munmap(c->ring_map, c->ring_size);
+	c->ring_map = map;
+	c->ring_size = (size_t)ring->size;
+	return 0;
+}
+
 /* A frame on a RING client's socket: 1 with an event, 0 without, -errno. */
 static int ring_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringtap_event *ev)
 {
@@ -414,6 +447,9 @@ static int ring_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 	case RINGTAP__FRAME__MSG_SCHEMA:
 		return ring_schema(c, f, ev);
 	case RINGTAP__FRAME__MSG_RING:
+		ret = ring_move(c, f->ring, &why);
+		ringtap__frame__free_unpacked(f, NULL);
+		return ret ? rt_consumer_fail(&c->cons, ret, "%s", why.text) : 0;
 	case RINGTAP__FRAME__MSG_PAGES:
 	case RINGTAP__FRAME__MSG_BATCH:
 	case RINGTAP__FRAME__MSG_FIXED:

@@ -321,6 +321,33 @@ int rt_ring_reader_attach(struct rt_ring_reader *r, const Ringtap__Ring *ring, c
 	return 0;
 }
 
+int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
+			size_t size, struct rt_why *why)
+{
+	struct rt_ring moved;
+	int ret;
+
+	if (!r->attached)
+		return rt_why_set(why, -EBADMSG, "a Ring frame before the ring was attached");
+	if (ring->size != size)
+		return rt_why_set(why, -EBADMSG, "the Ring frame says %" PRIu64 " bytes, %zu mapped",
+				  ring->size, size);
+	ret = rt_ring_attach(&moved, base, size);
+	if (ret)
+		return rt_why_set(why, ret, "the new ring's header is not one this reader reads");
+	if (moved.head.ncpus != r->ncpus || moved.head.page_size > r->ring.head.page_size ||
+	    ring->n_start_page != r->ncpus)
+		return rt_why_set(why, -EBADMSG, "a new ring of %u CPUs and %u-byte pages for %u "
+				  "CPUs and %u", moved.head.ncpus, moved.head.page_size, r->ncpus,
+				  r->ring.head.page_size);
+	/* The cursors stay: page numbers and counts go on in the new area. */
+	r->ring = moved;
+	for (unsigned int c = 0; c < r->ncpus; c++)
+		if (ring->start_page[c] > r->ready[c])
+			r->ready[c] = ring->start_page[c];
+	return 0;
+}
+
 int rt_ring_reader_ready(struct rt_ring_reader *r, const Ringtap__RingReady *note,
 			 struct rt_why *why)
 {

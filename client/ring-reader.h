@@ -77,6 +77,15 @@ void rt_ring_reader_bind_schema(struct rt_ring_reader *r, const Ringtap__Schema 
 int rt_ring_reader_attach(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
 			  size_t size, struct rt_why *why);
 
+/*
+ * A Ring frame after the first: ringtapd restarted and goes on in a new
+ * area (base, size bytes, mapped read-only) holding the old one's pages
+ * under the same numbers. The cursors stay where they were; the caller
+ * unmaps the old area after. -EBADMSG with why for a ring of other CPUs.
+ */
+int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
+			size_t size, struct rt_why *why);
+
 /* A RingReady note: pages below written[i] are whole on cpus[i]. -EBADMSG with why. */
 int rt_ring_reader_ready(struct rt_ring_reader *r, const Ringtap__RingReady *note,
 			 struct rt_why *why);

@@ -107,6 +107,14 @@ int rt_ring_format(struct rt_ring *ring, void *base, size_t size,
  */
 int rt_ring_attach(struct rt_ring *ring, const void *base, size_t size);
 
+/*
+ * The writer of a new area, formatted with from's geometry, before it
+ * writes a page: takes over from's pages and counts (a ringtapd restarted
+ * goes on where the last one stopped; its readers map the new area and
+ * read on). from has no writer any more. 0, or -EINVAL for another
+ * geometry.
+ */
+int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from);
 /* Pages whole on the CPU so far (the writer's count, read with acquire). */
 uint64_t rt_ring_written(const struct rt_ring *ring, unsigned int cpu);
 

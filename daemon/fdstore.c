@@ -45,10 +45,12 @@ static int adopt(struct rt_fdstore *fs, const char *name, int fd)
 	unsigned int n;
 	int end = 0;
 
-	if (!strcmp(name, "state")) {
-		if (fs->state_fd >= 0)
-			close(fs->state_fd);
-		fs->state_fd = fd;
+	if (!strcmp(name, "state") || !strcmp(name, "ring")) {
+		int *slot = name[0] == 's' ? &fs->state_fd : &fs->ring_fd;
+
+		if (*slot >= 0)
+			close(*slot);
+		*slot = fd;
 	} else if (sscanf(name, "cpu%u%n", &n, &end) == 1 && !name[end] && n < 65536) {
 		if ((int)n >= fs->ncpu_fds) {
 			int *c = realloc(fs->cpu_fds, (n + 1) * sizeof(*c));
@@ -108,7 +110,7 @@ int rt_fdstore_collect(struct rt_fdstore *fs)
 	bool ours_seen = false;
 	int n, ret = 0;
 
-	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1 };
+	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1, .ring_fd = -1 };
 	if (!getenv("LISTEN_FDNAMES"))
 		return 0;
 	n = sd_listen_fds_with_names(1, &names);
@@ -155,6 +157,14 @@ int rt_fdstore_take_cpu(struct rt_fdstore *fs, int cpu)
 	return fd;
 }
 
+int rt_fdstore_take_ring(struct rt_fdstore *fs)
+{
+	int fd = fs->ring_fd;
+
+	fs->ring_fd = -1;
+	return fd;
+}
+
 int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id)
 {
 	for (size_t i = 0; i < fs->n_conns; i++)
@@ -191,7 +201,9 @@ void rt_fdstore_release(struct rt_fdstore *fs)
 	free(fs->conns);
 	if (fs->state_fd >= 0)
 		close(fs->state_fd);
-	*fs = (struct rt_fdstore){ .state_fd = -1 };
+	if (fs->ring_fd >= 0)
+		close(fs->ring_fd);
+	*fs = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1 };
 	if (told && rt_fdstore_barrier())
 		rt_log(LOG_WARNING, "systemd did not confirm the fd store was emptied");
 }

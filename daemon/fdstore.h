@@ -4,8 +4,8 @@
  * fdstore: systemd's file descriptor store, as ringtapd uses it across a
  * planned restart. Owns the names kept there (cpuN: a CPU's trace_pipe_raw,
  * stored with FDPOLL=0, since an offline CPU's polls as an error and PID 1
- * would drop it; connN: a subscriber's connection; state: the memfd
- * core/state.c's bytes are in), taking them back from LISTEN_FDS at the
+ * would drop it; connN: a subscriber's connection; ring: the page ring's
+ * memfd, read-write; state: the memfd core/state.c's bytes are in), taking them back from LISTEN_FDS at the
  * start (the socket unit's own descriptors are left to the listener, as
  * sd_listen_fds() would hand them), removing them from the store once
  * taken or at a real stop, and asking PID 1 whether a stop is a restart.
@@ -28,6 +28,7 @@ struct rt_fdstore {
 	int *cpu_fds;			/* per CPU handed back, -1 where none came */
 	int ncpu_fds;
 	int state_fd;			/* -1: none */
+	int ring_fd;			/* -1: none */
 	struct rt_fdstore_conn *conns;
 	size_t n_conns;
 	char **names;			/* every name taken back, to remove from the store */
@@ -43,6 +44,8 @@ int rt_fdstore_collect(struct rt_fdstore *fs);
 bool rt_fdstore_any(const struct rt_fdstore *fs);
 /* The trace fd handed back for cpu (now the caller's), or -1. */
 int rt_fdstore_take_cpu(struct rt_fdstore *fs, int cpu);
+/* The page ring's memfd handed back (now the caller's), or -1. */
+int rt_fdstore_take_ring(struct rt_fdstore *fs);
 /* The connection stored as conn<id> (now the caller's), or -1: it went while we were away. */
 int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id);
 /*

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "page_ring.h"
 #include "pump.h"
+#include "ring_conn.h"
 #include "ringtapd.h"
 #include "util.h"
 
@@ -115,7 +116,7 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	struct rt_conn *c = conn_new(d->server, fd);
 	Ringtap__Subscription *sub = NULL;
 	struct rt_why why = { "" };
-	int ret;
+	int ret = 0, added;
 
 	if (!c) {
 		close(fd);
@@ -123,13 +124,17 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 		       (int)k->pid);
 		return false;
 	}
+	if (k->transport == RT_STATE_TRANSPORT_RING && !rt_pump_ring_continued(d->pump))
+		ret = rt_why_set(&why, -ESTALE, "the page ring it read could not be carried on");
+	else if (k->transport == RT_STATE_TRANSPORT_RING && ring_conn_new(c))
+		ret = rt_why_set(&why, -ENOMEM, "out of memory");
 	c->authorized = true;
 	c->uid = k->uid;
 	c->pid = k->pid;
 	snprintf(c->name, sizeof(c->name), "%s", k->name);
 	snprintf(c->owner, sizeof(c->owner), "%s", k->owner);
-	if ((ret = conn_add(d->server, c, EPOLLIN)) < 0) {
-		rt_log(LOG_WARNING, "client %s (pid %d): %s", k->name, (int)k->pid, strerror(-ret));
+	if ((added = conn_add(d->server, c, EPOLLIN)) < 0) {
+		rt_log(LOG_WARNING, "client %s (pid %d): %s", k->name, (int)k->pid, strerror(-added));
 		return false;
 	}
 	/* The rest of a frame begun, and what was queued: first, whatever follows. */
@@ -148,6 +153,11 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 				  k->schema_sent_len, &why);
 	if (sub)
 		ringtap__subscription__free_unpacked(sub, NULL);
+	/* RAW: the Schemas it had cover the same events in this layout, unless it has more now. */
+	c->out.raw_schemas = (size_t)k->raw_schemas;
+	/* The new ring, after what it was owed: its library maps it and reads on at its pages. */
+	if (!ret && c->ring && (ret = ring_conn_start(c)))
+		rt_why_set(&why, ret, "cannot send it the new page ring");
 	if (ret) {
 		char msg[320];
 
@@ -156,11 +166,10 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 		conn_send_error(c, -ret, msg);
 		return false;
 	}
-	/* RAW: the Schemas it had cover the same events in this layout, unless it has more now. */
-	c->out.raw_schemas = (size_t)k->raw_schemas;
 	conn_want_write(c, true);
-	rt_log(LOG_INFO, "client %s (pid %d uid %u) resumed after the restart, %zu bytes owed",
-	       c->name, (int)c->pid, (unsigned int)c->uid, k->unsent_len);
+	rt_log(LOG_INFO, "client %s (pid %d uid %u) resumed after the restart, %zu bytes owed%s",
+	       c->name, (int)c->pid, (unsigned int)c->uid, k->unsent_len,
+	       c->ring ? ", reading the page ring" : "");
 	return true;
 }
 
@@ -200,14 +209,6 @@ static const char *not_keepable(const struct rt_conn *c)
 {
 	if (c->tcp)
 		return "TCP (TLS cannot be handed on)";
-	/*
-	 * The next ringtapd makes a ring of its own: this reader's mapping
-	 * would never move again. The memfd cannot be handed on to be written
-	 * further: F_SEAL_FUTURE_WRITE (page_ring.c) refuses every new writable
-	 * mapping of it, the next daemon's too.
-	 */
-	if (c->ring)
-		return "a page ring reader (the ring is not handed on yet)";
 	if (c->state != CONN_STREAMING)
 		return c->state == CONN_HELLO ? "no subscription yet" : "closing";
 	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
@@ -300,7 +301,13 @@ static int collect(struct ringtapd *d, struct kept *k)
 		/* As set, not as the kernel rounded it: the next one compares its setting. */
 		.buffer_kb = d->opts.buffer_kb,
 		.ncpus = (uint32_t)ncpus,
-		/* The ring's memfd is not handed on (yet): no geometry, only its counts. */
+		/*
+		 * The ring's memfd goes too: the next ringtapd copies it into a
+		 * ring of its own (the seal refuses it a writable mapping of this
+		 * one) and its readers are sent the new one.
+		 */
+		.ring_slots = ring->ring.head.slots,
+		.ring_page_size = ring->ring.head.page_size,
 	};
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
@@ -354,6 +361,7 @@ static int collect(struct ringtapd *d, struct kept *k)
 			.raw_schemas = c->out.raw_schemas,
 			.delivered = s->delivered, .dropped = s->dropped, .kernel_lost = s->kernel_lost,
 			.unsent = k->unsent[k->n].data, .unsent_len = k->unsent[k->n].len,
+			.transport = c->ring ? RT_STATE_TRANSPORT_RING : RT_STATE_TRANSPORT_SOCKET,
 		};
 		k->conns[k->n++] = c;
 	}
@@ -377,6 +385,8 @@ static int store(struct ringtapd *d, struct kept *k, int state_fd)
 		ret = rt_fdstore_put(name, k->conns[i]->fd, false);
 	}
 	if (!ret)
+		ret = rt_fdstore_put("ring", rt_pump_ring(d->pump)->fd, false);
+	if (!ret)
 		ret = rt_fdstore_put("state", state_fd, false);
 	if (!ret)
 		ret = rt_fdstore_barrier();
@@ -386,7 +396,7 @@ static int store(struct ringtapd *d, struct kept *k, int state_fd)
 /* What a failed handover put in the store comes out again: the stop goes on as before. */
 static void unstore(struct ringtapd *d, const struct kept *k)
 {
-	struct rt_fdstore fs = { .active = true, .state_fd = -1 };
+	struct rt_fdstore fs = { .active = true, .state_fd = -1, .ring_fd = -1 };
 	char name[32];
 	int ret = 0;
 
@@ -398,6 +408,8 @@ static void unstore(struct ringtapd *d, const struct kept *k)
 		snprintf(name, sizeof(name), "conn%u", i);
 		ret = rt_fdstore_note(&fs, name);
 	}
+	if (!ret)
+		ret = rt_fdstore_note(&fs, "ring");
 	if (!ret)
 		ret = rt_fdstore_note(&fs, "state");
 	rt_fdstore_release(&fs);

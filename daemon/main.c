@@ -161,8 +161,12 @@ static int enable_events(struct ringtapd *d)
 static int start_pump(struct ringtapd *d)
 {
 	struct rt_why why = { "" };
-	int ret = rt_pump_new(&d->pump, d->session, d->layout, d->cfg.num[RT_CONF_RING_PAGES], &why);
+	int ring_fd = d->opts.adopt ? rt_fdstore_take_ring(&d->store) : -1;
+	int ret = rt_pump_new(&d->pump, d->session, d->layout, d->cfg.num[RT_CONF_RING_PAGES],
+			      ring_fd, &why);
 
+	if (ring_fd >= 0)
+		close(ring_fd);
 	if (ret)
 		rt_log(LOG_ERR, "%s: %s", why.text, strerror(-ret));
 	return ret;

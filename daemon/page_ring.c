@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "page_ring.h"
@@ -92,6 +93,54 @@ int rt_page_ring_new(struct rt_page_ring **out, unsigned int ncpus, unsigned int
 fail:
 	rt_page_ring_free(pr);
 	return ret;
+}
+
+int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int ncpus,
+		       unsigned int page_size, struct rt_why *why)
+{
+	struct rt_ring from;
+	struct stat st;
+	void *base;
+	int ret;
+
+	*out = NULL;
+	if (fstat(from_fd, &st))
+		return rt_why_set(why, -errno, "its memfd: %s", strerror(errno));
+	if (st.st_size <= 0)
+		return rt_why_set(why, -EBADMSG, "its memfd is empty");
+	/* Read-only: the seal refuses a writable mapping to anyone, this daemon too. */
+	base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, from_fd, 0);
+	if (base == MAP_FAILED)
+		return rt_why_set(why, -errno, "mapping it: %s", strerror(errno));
+	ret = rt_ring_attach(&from, base, (size_t)st.st_size);
+	if (ret) {
+		rt_why_set(why, ret, "it is not a page ring this ringtapd writes");
+		goto out;
+	}
+	if (from.head.ncpus != ncpus || from.head.page_size != page_size) {
+		ret = rt_why_set(why, -EINVAL, "it has %u CPUs and %u-byte pages, the instance %u "
+				 "and %u", from.head.ncpus, from.head.page_size, ncpus, page_size);
+		goto out;
+	}
+	/* Its slots, not ring_pages: a new size takes effect at the next real start. */
+	ret = rt_page_ring_new(out, ncpus, from.head.slots, page_size, why);
+	if (!ret)
+		ret = rt_ring_continue(&(*out)->ring, &from);
+	if (ret && *out) {
+		rt_page_ring_free(*out);
+		*out = NULL;
+		rt_why_set(why, ret, "taking over its pages");
+	}
+out:
+	munmap(base, (size_t)st.st_size);
+	return ret;
+}
+
+void rt_page_ring_set_next(struct rt_page_ring *pr, unsigned int cpu,
+			   const struct rt_ring_page_info *counts)
+{
+	if (cpu < pr->ring.head.ncpus)
+		pr->next[cpu] = *counts;
 }
 
 void rt_page_ring_free(struct rt_page_ring *pr)

@@ -44,6 +44,7 @@ struct rt_pump {
 	struct rt_decoder *decoder;
 	struct rt_cpu_reader *readers;
 	struct rt_page_ring *ring;
+	bool ring_continued;		/* from the previous ringtapd's: its readers read on */
 	struct cpu_account *acct;
 	bool *offline;			/* per CPU, as last seen */
 	int ncpus;
@@ -69,7 +70,7 @@ static unsigned int ring_slots(const struct rt_session *session, const struct rt
 }
 
 int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
-		unsigned long ring_pages, struct rt_why *why)
+		unsigned long ring_pages, int ring_fd, struct rt_why *why)
 {
 	struct rt_pump *p = calloc(1, sizeof(*p));
 	int ret;
@@ -96,8 +97,19 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 		rt_why_set(why, ret, "preparing the page decoder");
 		goto fail;
 	}
-	ret = rt_page_ring_new(&p->ring, (unsigned int)p->ncpus,
-			       ring_slots(session, layout, ring_pages), layout->sub_buffer_size, why);
+	if (ring_fd >= 0) {
+		struct rt_why lost = { "" };
+
+		ret = rt_page_ring_adopt(&p->ring, ring_fd, (unsigned int)p->ncpus,
+					 layout->sub_buffer_size, &lost);
+		if (ret)
+			rt_log(LOG_WARNING, "the previous ringtapd's page ring: %s (%s); a new one is "
+			       "made and its readers are not resumed", lost.text, strerror(-ret));
+		p->ring_continued = !ret;
+	}
+	ret = p->ring ? 0 : rt_page_ring_new(&p->ring, (unsigned int)p->ncpus,
+					      ring_slots(session, layout, ring_pages),
+					      layout->sub_buffer_size, why);
 	if (ret)
 		goto fail;
 	for (int cpu = 0; cpu < p->ncpus; cpu++) {
@@ -139,6 +151,11 @@ void rt_pump_set_sinks(struct rt_pump *p, const struct rt_pump_sinks *sinks)
 struct rt_page_ring *rt_pump_ring(const struct rt_pump *p)
 {
 	return p->ring;
+}
+
+bool rt_pump_ring_continued(const struct rt_pump *p)
+{
+	return p->ring_continued;
 }
 
 static int on_record(const struct rt_record *rec, void *ctx)
@@ -541,4 +558,8 @@ void rt_pump_restore_cpu(struct rt_pump *p, int cpu, const struct rt_state_cpu *
 	if (from->ring.kernel_lost > from->ring.events_before)
 		a->ring_read = 0;
 	a->ring_inexact = from->ring.kernel_inexact;
+	/* For a reader that starts before the CPU's next page. */
+	rt_page_ring_set_next(p->ring, (unsigned int)cpu, &(struct rt_ring_page_info){
+		.events_before = from->ring.events_before, .kernel_lost = from->ring.kernel_lost,
+		.kernel_inexact = from->ring.kernel_inexact, .malformed = from->ring.malformed });
 }

@@ -44,14 +44,19 @@ struct rt_pump_totals {
 
 /*
  * One reader per CPU of the session, and a ring of ring_pages slots per CPU
- * (0: RT_CONFIG_RING_BUFFERS times the kernel's buffer); -errno with why.
+ * (0: RT_CONFIG_RING_BUFFERS times the kernel's buffer), or, after a
+ * restart, one that goes on from the ring the previous ringtapd handed
+ * over in ring_fd (-1: none; closed by the caller). A ring that cannot be
+ * taken over is warned about and a new one made. -errno with why.
  */
 int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layout *layout,
-		unsigned long ring_pages, struct rt_why *why);
+		unsigned long ring_pages, int ring_fd, struct rt_why *why);
 void rt_pump_free(struct rt_pump *pump);
 void rt_pump_set_sinks(struct rt_pump *pump, const struct rt_pump_sinks *sinks);
 /* The ring every page is read into (what RING readers map). */
 struct rt_page_ring *rt_pump_ring(const struct rt_pump *pump);
+/* Whether the ring went on from the previous ringtapd's: its readers can be resumed. */
+bool rt_pump_ring_continued(const struct rt_pump *pump);
 
 /* One pass over every CPU: the pages read, or -errno (logged). max_pages 0: to the end. */
 int rt_pump_drain(struct rt_pump *pump, unsigned int max_pages);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * What systemd hands back at a start, sorted: the fd store's descriptors
- * taken by name (cpuN, connN, state), the socket unit's own, which come
+ * taken by name (cpuN, connN, ring, state), the socket unit's own, which come
  * first, left in LISTEN_FDS for the listener, one of neither kind after the
  * store's closed; what nobody took is closed by the release, what was
  * taken stays open; no LISTEN_FDNAMES, nothing taken.
@@ -47,13 +47,14 @@ static void sorted(void)
 {
 	struct rt_fdstore fs;
 
-	hand_back(5, "ringtapd.socket:cpu0:cpu1:conn4:state");
+	hand_back(6, "ringtapd.socket:cpu0:cpu1:conn4:state:ring");
 	CHECK_EQ(rt_fdstore_collect(&fs), 0);
 	CHECK(rt_fdstore_any(&fs));
 	CHECK_EQ(fs.ncpu_fds, 2);
 	CHECK_EQ(fs.state_fd, 7);
+	CHECK_EQ(fs.ring_fd, 8);
 	CHECK_EQ(fs.n_conns, 1);
-	CHECK_EQ(fs.n_names, 4);
+	CHECK_EQ(fs.n_names, 5);
 	/* The socket unit's, for sd_listen_fds() as if the store had given nothing. */
 	CHECK_STR(getenv("LISTEN_FDS"), "1");
 	CHECK_STR(getenv("LISTEN_FDNAMES"), "ringtapd.socket");
@@ -63,14 +64,17 @@ static void sorted(void)
 	CHECK_EQ(rt_fdstore_take_cpu(&fs, 2), -1);
 	CHECK_EQ(rt_fdstore_take_conn(&fs, 4), 6);
 	CHECK_EQ(rt_fdstore_take_conn(&fs, 5), -1);
+	CHECK_EQ(rt_fdstore_take_ring(&fs), 8);
+	CHECK_EQ(rt_fdstore_take_ring(&fs), -1);
 	rt_fdstore_release(&fs);
 	CHECK(is_open(3));
 	CHECK(!is_open(4));	/* cpu0: nobody took it */
 	CHECK(is_open(5));
 	CHECK(is_open(6));
 	CHECK(!is_open(7));	/* the state */
+	CHECK(is_open(8));	/* the ring, taken */
 	CHECK(!rt_fdstore_any(&fs));
-	for (int fd = 3; fd <= 7; fd++)
+	for (int fd = 3; fd <= 8; fd++)
 		close(fd);
 }
 
@@ -99,6 +103,7 @@ static void nothing_handed_back(void)
 	CHECK_EQ(rt_fdstore_collect(&fs), 0);
 	CHECK(!rt_fdstore_any(&fs));
 	CHECK_EQ(fs.state_fd, -1);
+	CHECK_EQ(fs.ring_fd, -1);
 	rt_fdstore_release(&fs);
 }
 

@@ -1,6 +1,7 @@
 # Guest with systemd as PID 1: `systemctl restart ringtapd` while the test
-# source emits at a steady rate. The subscriber (a decoded `ringtap stream`
-# without --reconnect, its lines checked by rt-guest-seqcheck) must stay
+# source emits at a steady rate. The subscribers (decoded `ringtap stream`s
+# without --reconnect, on the socket and on the page ring, their lines
+# checked by rt-guest-seqcheck) must stay
 # connected through every restart and get every sequence number the kernel
 # emitted exactly once, with no loss and no gap reported (a second one,
 # stopped across the first restart, too: what was queued for it goes with
@@ -25,25 +26,31 @@ echo "buffer_kb = 8192" > /etc/ringtap/ringtapd.conf
 systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
 # Up before the clients: a start slowed by a loaded host would outlast their 5 s for a Welcome.
 systemctl start ringtapd.service || fail "ringtapd did not start: $(journal | tail -n 20)"
-# subscriber NAME: a decoded stream of the test source into rt-guest-seqcheck; sets $pid, $checker.
+# subscriber NAME TRANSPORT: a decoded stream of the test source into rt-guest-seqcheck; sets
+# $pid, $checker.
 subscriber() {
 	mkfifo /tmp/$1.fifo
 	rt-guest-seqcheck "$ncpus" < /tmp/$1.fifo > /tmp/$1.check &
 	checker=$!
-	# On the socket: a page ring reader is not handed on yet (ringtapd(8), RESTARTS).
-	ringtap stream -e ringtap_test:ringtap_test --no-time --transport=socket \
+	ringtap stream -e ringtap_test:ringtap_test --no-time --transport=$2 \
 		> /tmp/$1.fifo 2> /tmp/$1.err &
 	pid=$!
 }
-subscriber a
+subscriber a socket
 client=$pid a_checker=$checker
 # The slow one stops reading across the first restart: its queue goes with
 # it, a frame the socket took part of included.
-subscriber slow
+subscriber slow socket
 slow=$pid slow_checker=$checker
-wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 2 ]' ||
-	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/slow.err)"
-kill -0 "$client" && kill -0 "$slow" || fail "a client gave up: $(cat /tmp/a.err /tmp/slow.err)"
+# A page ring reader: each new daemon copies the ring into one of its own
+# and sends it; the reader maps it and reads on at the page it was at.
+subscriber ring ring
+ring=$pid ring_checker=$checker
+wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 3 ]' ||
+	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/slow.err /tmp/ring.err)"
+kill -0 "$client" && kill -0 "$slow" && kill -0 "$ring" ||
+	fail "a client gave up: $(cat /tmp/a.err /tmp/slow.err /tmp/ring.err)"
+journal | grep -q "subscribed: .*reading the page ring" || fail "the ring client reads no ring"
 echo "$rate" > $RINGTAP_TEST/rate
 sleep 2
 
@@ -63,11 +70,14 @@ for i in $(seq "$restarts"); do
 		fail "restart $i: pid $old kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
 	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
 		fail "restart $i: pid $new resumed nothing: $(journal | tail -n 20)"
-	journalctl _PID="$new" -o cat | grep -q ' 2 of 2 subscriber(s) (0 left meanwhile)' ||
+	journalctl _PID="$new" -o cat | grep -q ' 3 of 3 subscriber(s) (0 left meanwhile)' ||
 		fail "restart $i: $(journalctl _PID="$new" -o cat | grep 'resumed after');" \
 			"client: $(cat /tmp/a.err); $(journal | tail -n 12)"
 	kill -0 "$client" 2> /dev/null || fail "restart $i: the client is gone: $(cat /tmp/a.err)"
 	kill -0 "$slow" 2> /dev/null || fail "restart $i: the slow client is gone: $(cat /tmp/slow.err)"
+	kill -0 "$ring" 2> /dev/null || fail "restart $i: the ring client is gone: $(cat /tmp/ring.err)"
+	journalctl _PID="$new" -o cat | grep -q "(pid $ring uid 0) resumed .*reading the page ring" ||
+		fail "restart $i: the ring client was not resumed on a ring: $(journal | tail -n 12)"
 	if [ "$i" = 1 ]; then
 		owed=$(journalctl _PID="$old" -o cat | grep -F "(pid $slow): " | grep 'bytes owed go with it')
 		echo "note: $owed"
@@ -88,9 +98,10 @@ pass "$restarts restarts at $rate events/s: the client stayed connected"
 echo 0 > $RINGTAP_TEST/rate
 # Two drain periods and more for the last records.
 sleep 3
-kill -INT "$client" "$slow"
+kill -INT "$client" "$slow" "$ring"
 wait_or_dump "$a_checker" 30
 wait_or_dump "$slow_checker" 30
+wait_or_dump "$ring_checker" 30
 # check NAME: every sequence number the kernel emitted, once, nothing reported lost.
 check() {
 	cat /tmp/$1.check
@@ -109,8 +120,11 @@ check() {
 }
 check a
 check slow
+check ring
 gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
-echo "note: RESTART-FIGURES restarts=$restarts rate=$rate events=$total longest_gap_ms=$gap"
+ring_gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/ring.check)
+echo "note: RESTART-FIGURES restarts=$restarts rate=$rate events=$total longest_gap_ms=$gap" \
+	"ring_longest_gap_ms=$ring_gap"
 
 # --- a real stop leaves nothing --------------------------------------------------
 last=$(unit_pid)
