@@ -60,6 +60,8 @@ struct ringtap_client {
 	struct rt_ring_reader *ring;
 	void *ring_map;
 	size_t ring_size;
+	void *old_map;			/* the previous ringtapd's ring, until read to its end */
+	size_t old_size;
 	struct rt_buf ring_buf;		/* a frame made for the tap, a record packed */
 	Ringtap__Record *ring_record;	/* views off: the last record, unpacked */
 	/*
@@ -401,12 +403,13 @@ static int ring_schema(struct ringtap_client *c, Ringtap__Frame *f, struct ringt
 }
 
 /*
- * A Ring frame mid-stream: ringtapd restarted and goes on in a new area
- * with the old one's pages. Mapped, the reader moved onto it, the old one
- * unmapped. 0, or -errno with why.
+ * A Ring frame mid-stream: ringtapd restarted and writes on in a new area.
+ * Mapped and given to the reader, which reads what the old one holds
+ * first. 0, or -errno with why.
  */
 static int ring_move(struct ringtap_client *c, const Ringtap__Ring *ring, struct rt_why *why)
 {
+	struct rt_ring_area dropped;
 	int fd = rt_transport_take_fd(&c->t);
 	void *map;
 	int ret;
@@ -422,15 +425,30 @@ static int ring_move(struct ringtap_client *c, const Ringtap__Ring *ring, struct
 	close(fd);
 	if (ret)
 		return rt_why_set(why, ret, "mapping ringtapd's new ring: %s", strerror(-ret));
-	ret = rt_ring_reader_move(c->ring, ring, map, (size_t)ring->size, why);
+	ret = rt_ring_reader_move(c->ring, ring, map, (size_t)ring->size, &dropped, why);
 	if (ret) {
 		munmap(map, (size_t)ring->size);
 		return ret;
 	}
-	munmap(c->ring_map, c->ring_size);
+	if (dropped.base)
+		munmap(dropped.base, dropped.size);
+	/* The old area stays mapped until the reader has read it out (ring_retire). */
+	c->old_map = c->ring_map;
+	c->old_size = c->ring_size;
 	c->ring_map = map;
 	c->ring_size = (size_t)ring->size;
 	return 0;
+}
+
+/* The previous ringtapd's area, unmapped once the reader read it to its end. */
+static void ring_retire(struct ringtap_client *c)
+{
+	struct rt_ring_area old;
+
+	if (c->old_map && rt_ring_reader_retired(c->ring, &old)) {
+		munmap(old.base, old.size);
+		c->old_map = NULL;
+	}
 }
 
 /* A frame on a RING client's socket: 1 with an event, 0 without, -errno. */
@@ -443,6 +461,7 @@ static int ring_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 	case RINGTAP__FRAME__MSG_RING_READY:
 		ret = rt_ring_reader_ready(c->ring, f->ring_ready, &why);
 		ringtap__frame__free_unpacked(f, NULL);
+		ring_retire(c);
 		return ret ? rt_consumer_fail(&c->cons, ret, "%s", why.text) : 0;
 	case RINGTAP__FRAME__MSG_SCHEMA:
 		return ring_schema(c, f, ev);
@@ -653,6 +672,8 @@ void ringtap_close(struct ringtap_client *c)
 	rt_ring_reader_free(c->ring);
 	if (c->ring_map)
 		munmap(c->ring_map, c->ring_size);
+	if (c->old_map)
+		munmap(c->old_map, c->old_size);
 	if (c->ring_record)
 		ringtap__record__free_unpacked(c->ring_record, NULL);
 	rt_buf_free(&c->ring_buf);

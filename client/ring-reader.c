@@ -43,6 +43,13 @@ struct rt_ring_reader {
 	uint32_t welcome_cpus;
 
 	struct rt_ring ring;
+	/*
+	 * The previous ringtapd's ring after a restart (has_old): pages below
+	 * its written counts are read there, the rest in ring. No one writes
+	 * it any more; it is let go once every selected CPU read past it.
+	 */
+	struct rt_ring old;
+	bool has_old;
 	unsigned int ncpus;
 	struct rt_ring_cursor *cursors;
 	uint64_t *ready;		/* per CPU: pages below it were announced */
@@ -321,12 +328,19 @@ int rt_ring_reader_attach(struct rt_ring_reader *r, const Ringtap__Ring *ring, c
 	return 0;
 }
 
+/* Whether the CPU's pages are this reader's to read. */
+static bool cpu_selected(const struct rt_ring_reader *r, unsigned int cpu)
+{
+	return !r->cpus || r->cpus[cpu];
+}
+
 int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
-			size_t size, struct rt_why *why)
+			size_t size, struct rt_ring_area *dropped, struct rt_why *why)
 {
 	struct rt_ring moved;
 	int ret;
 
+	*dropped = (struct rt_ring_area){ 0 };
 	if (!r->attached)
 		return rt_why_set(why, -EBADMSG, "a Ring frame before the ring was attached");
 	if (ring->size != size)
@@ -340,12 +354,39 @@ int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, con
 		return rt_why_set(why, -EBADMSG, "a new ring of %u CPUs and %u-byte pages for %u "
 				  "CPUs and %u", moved.head.ncpus, moved.head.page_size, r->ncpus,
 				  r->ring.head.page_size);
-	/* The cursors stay: page numbers and counts go on in the new area. */
+	/*
+	 * Restarted twice before this reader finished the first old ring: that
+	 * one goes, and what it still held is counted lost (QUEUE) when the
+	 * cursor reads on in the next.
+	 */
+	if (r->has_old) {
+		for (unsigned int c = 0; c < r->ncpus; c++) {
+			uint64_t end = rt_ring_written(&r->old, c);
+
+			if (r->cursors[c].page < end)
+				r->cursors[c].page = end;
+		}
+		*dropped = (struct rt_ring_area){ r->old.base, r->old.size };
+	}
+	r->old = r->ring;
+	r->has_old = true;
 	r->ring = moved;
 	for (unsigned int c = 0; c < r->ncpus; c++)
 		if (ring->start_page[c] > r->ready[c])
 			r->ready[c] = ring->start_page[c];
 	return 0;
+}
+
+bool rt_ring_reader_retired(struct rt_ring_reader *r, struct rt_ring_area *area)
+{
+	if (!r->has_old)
+		return false;
+	for (unsigned int c = 0; c < r->ncpus; c++)
+		if (cpu_selected(r, c) && r->cursors[c].page < rt_ring_written(&r->old, c))
+			return false;
+	*area = (struct rt_ring_area){ r->old.base, r->old.size };
+	r->has_old = false;
+	return true;
 }
 
 int rt_ring_reader_ready(struct rt_ring_reader *r, const Ringtap__RingReady *note,
@@ -421,8 +462,10 @@ static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *
 	uint64_t malformed, inexact;
 	int ret;
 
-	ret = rt_ring_read(&r->ring, cpu, &r->cursors[cpu], r->page, r->ring.head.page_size,
-			   &r->got);
+	/* Pages the previous ringtapd wrote are in its ring, the page buffer fits them both. */
+	ret = rt_ring_read(r->has_old && r->cursors[cpu].page < rt_ring_written(&r->old, cpu) ?
+			   &r->old : &r->ring, cpu, &r->cursors[cpu], r->page,
+			   r->ring.head.page_size, &r->got);
 	if (ret < 0)
 		return rt_why_set(why, ret, "cpu %u: the ring contradicts itself", cpu);
 	if (ret == 0)

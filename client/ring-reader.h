@@ -77,14 +77,25 @@ void rt_ring_reader_bind_schema(struct rt_ring_reader *r, const Ringtap__Schema 
 int rt_ring_reader_attach(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
 			  size_t size, struct rt_why *why);
 
+/* A mapped area the reader is done with, for its caller to unmap. */
+struct rt_ring_area {
+	void *base;
+	size_t size;
+};
+
 /*
- * A Ring frame after the first: ringtapd restarted and goes on in a new
- * area (base, size bytes, mapped read-only) holding the old one's pages
- * under the same numbers. The cursors stay where they were; the caller
- * unmaps the old area after. -EBADMSG with why for a ring of other CPUs.
+ * A Ring frame after the first: ringtapd restarted and writes on in a new
+ * area (base, size bytes, mapped read-only) under the next page numbers.
+ * The cursors stay where they were: pages the old area holds are read
+ * there first. A restart before the reader finished the area before that
+ * one lets that one go (its pages left unread counted lost): *dropped,
+ * for the caller to unmap, base NULL when none. -EBADMSG with why for a
+ * ring of other CPUs or larger pages.
  */
 int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, const void *base,
-			size_t size, struct rt_why *why);
+			size_t size, struct rt_ring_area *dropped, struct rt_why *why);
+/* Whether the old area is read to its end on every selected CPU: then *area, to unmap. */
+bool rt_ring_reader_retired(struct rt_ring_reader *r, struct rt_ring_area *area);
 
 /* A RingReady note: pages below written[i] are whole on cpus[i]. -EBADMSG with why. */
 int rt_ring_reader_ready(struct rt_ring_reader *r, const Ringtap__RingReady *note,

@@ -171,32 +171,11 @@ void rt_ring_commit(struct rt_ring *ring, unsigned int cpu, const struct rt_ring
 
 int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from)
 {
-	const struct rt_ring_head *h = &ring->head, *f = &from->head;
-
-	if (h->ncpus != f->ncpus || h->slots != f->slots || h->page_size != f->page_size)
+	if (ring->head.ncpus != from->head.ncpus)
 		return -EINVAL;
-	for (unsigned int cpu = 0; cpu < h->ncpus; cpu++) {
-		uint64_t written = rt_ring_written(from, cpu);
-
-		for (unsigned int i = 0; i < h->slots; i++) {
-			const struct rt_ring_slot *src = slot_of(from, cpu, i);
-			struct rt_ring_slot *dst = slot_of(ring, cpu, i);
-			uint64_t seq = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE);
-
-			/*
-			 * A slot left half written, or one that holds no page this
-			 * ring could have put there, stays empty: a reader is told it
-			 * was lapped there, never given its bytes.
-			 */
-			if (!seq || seq % 2 || src->len > h->page_size || src->page != seq / 2 - 1 ||
-			    src->page % h->slots != i || src->page >= written)
-				continue;
-			*dst = *src;
-			memcpy((uint8_t *)dst + h->slot_head_size,
-			       (const uint8_t *)src + f->slot_head_size, src->len);
-		}
-		cpu_of(ring, cpu)->written = written;
-	}
+	/* Its slots stay empty: pages below these numbers are read in from. */
+	for (unsigned int cpu = 0; cpu < ring->head.ncpus; cpu++)
+		cpu_of(ring, cpu)->written = rt_ring_written(from, cpu);
 	return 0;
 }
 

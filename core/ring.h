@@ -108,11 +108,11 @@ int rt_ring_format(struct rt_ring *ring, void *base, size_t size,
 int rt_ring_attach(struct rt_ring *ring, const void *base, size_t size);
 
 /*
- * The writer of a new area, formatted with from's geometry, before it
- * writes a page: takes over from's pages and counts (a ringtapd restarted
- * goes on where the last one stopped; its readers map the new area and
- * read on). from has no writer any more. 0, or -EINVAL for another
- * geometry.
+ * The writer of a new, empty area, before it writes a page: each CPU's
+ * page numbers go on from from's (a restarted ringtapd's ring after the
+ * one the last ringtapd wrote, which no one writes any more). A reader
+ * reads pages below from's written counts in from, the rest in the new
+ * area; no page is copied. 0, or -EINVAL for another number of CPUs.
  */
 int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from);
 /* Pages whole on the CPU so far (the writer's count, read with acquire). */

@@ -95,8 +95,8 @@ fail:
 	return ret;
 }
 
-int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int ncpus,
-		       unsigned int page_size, struct rt_why *why)
+int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int slots,
+		       const struct rt_ring_geometry *g, struct rt_why *why)
 {
 	struct rt_ring from;
 	struct stat st;
@@ -117,20 +117,16 @@ int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int ncpu
 		rt_why_set(why, ret, "it is not a page ring this ringtapd writes");
 		goto out;
 	}
-	if (from.head.ncpus != ncpus || from.head.page_size != page_size) {
+	/* A reader's page buffer is the old ring's size: no bigger pages. */
+	if (from.head.ncpus != g->ncpus || from.head.page_size != g->page_size) {
 		ret = rt_why_set(why, -EINVAL, "it has %u CPUs and %u-byte pages, the instance %u "
-				 "and %u", from.head.ncpus, from.head.page_size, ncpus, page_size);
+				 "and %u", from.head.ncpus, from.head.page_size, g->ncpus,
+				 g->page_size);
 		goto out;
 	}
-	/* Its slots, not ring_pages: a new size takes effect at the next real start. */
-	ret = rt_page_ring_new(out, ncpus, from.head.slots, page_size, why);
+	ret = rt_page_ring_new(out, g->ncpus, slots, g->page_size, why);
 	if (!ret)
 		ret = rt_ring_continue(&(*out)->ring, &from);
-	if (ret && *out) {
-		rt_page_ring_free(*out);
-		*out = NULL;
-		rt_why_set(why, ret, "taking over its pages");
-	}
 out:
 	munmap(base, (size_t)st.st_size);
 	return ret;

@@ -38,14 +38,14 @@ int rt_page_ring_new(struct rt_page_ring **out, unsigned int ncpus, unsigned int
 		     unsigned int page_size, struct rt_why *why);
 void rt_page_ring_free(struct rt_page_ring *pr);
 /*
- * A restart: a new ring that goes on from the one the previous ringtapd
- * handed over in from_fd (its geometry, pages, page numbers and counts;
- * the caller closes from_fd). Its readers are sent the new one and read
- * on. -errno with why when from_fd holds no ring of this instance's CPUs
- * and page size.
+ * A restart: a new ring of slots per CPU whose page numbers go on from the
+ * ring the previous ringtapd handed over in from_fd (the caller closes it).
+ * Nothing is copied: its readers are sent the new ring and read what the
+ * old one holds there first. -errno with why when from_fd holds no ring of
+ * g's CPUs and page size.
  */
-int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int ncpus,
-		       unsigned int page_size, struct rt_why *why);
+int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int slots,
+		       const struct rt_ring_geometry *g, struct rt_why *why);
 /* A restart: what the CPU counted before its next page, as the previous ringtapd left it. */
 void rt_page_ring_set_next(struct rt_page_ring *pr, unsigned int cpu,
 			   const struct rt_ring_page_info *counts);

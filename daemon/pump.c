@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <trace-seq.h>
 
@@ -73,6 +72,7 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 		unsigned long ring_pages, int ring_fd, struct rt_why *why)
 {
 	struct rt_pump *p = calloc(1, sizeof(*p));
+	unsigned int slots;
 	int ret;
 
 	*out = NULL;
@@ -97,18 +97,18 @@ int rt_pump_new(struct rt_pump **out, struct rt_session *session, struct rt_layo
 		rt_why_set(why, ret, "preparing the page decoder");
 		goto fail;
 	}
+	slots = ring_slots(session, layout, ring_pages);
 	if (ring_fd >= 0) {
+		struct rt_ring_geometry g = { (unsigned int)p->ncpus, slots, layout->sub_buffer_size };
 		struct rt_why lost = { "" };
 
-		ret = rt_page_ring_adopt(&p->ring, ring_fd, (unsigned int)p->ncpus,
-					 layout->sub_buffer_size, &lost);
+		ret = rt_page_ring_adopt(&p->ring, ring_fd, slots, &g, &lost);
 		if (ret)
 			rt_log(LOG_WARNING, "the previous ringtapd's page ring: %s (%s); a new one is "
 			       "made and its readers are not resumed", lost.text, strerror(-ret));
 		p->ring_continued = !ret;
 	}
-	ret = p->ring ? 0 : rt_page_ring_new(&p->ring, (unsigned int)p->ncpus,
-					      ring_slots(session, layout, ring_pages),
+	ret = p->ring ? 0 : rt_page_ring_new(&p->ring, (unsigned int)p->ncpus, slots,
 					      layout->sub_buffer_size, why);
 	if (ret)
 		goto fail;

@@ -10,7 +10,8 @@
  * malformed page as one more KERNEL loss of at least one, as ringtapd
  * reports it on the socket; RAW pages come out as they went in. A Ring
  * frame that does not fit its area and notes for CPUs that are not there
- * are refused.
+ * are refused. After a restart the reader reads the old area out, then
+ * the new one, and lets the old one go.
  */
 #include <stdlib.h>
 
@@ -512,6 +513,143 @@ static void test_refusals(const char *root)
 	ring_fx_close(&r);
 }
 
+/* A new area, as a restarted ringtapd makes it: empty, its page numbers after r's. */
+static void *next_area(struct ring_fx *r, struct rt_ring *ring, size_t *size)
+{
+	struct rt_ring_geometry g = { 2, r->ring.head.slots, r->ring.head.page_size };
+	void *base = NULL;
+
+	*size = rt_ring_size(&g);
+	if (posix_memalign(&base, 4096, *size))
+		return NULL;
+	memset(base, 0, *size);
+	if (rt_ring_format(ring, base, *size, &g) || rt_ring_continue(ring, &r->ring)) {
+		free(base);
+		return NULL;
+	}
+	return base;
+}
+
+/* The Ring frame a restarted ringtapd sends: its area, from its first pages. */
+static int move(struct ring_fx *r, struct rt_ring_reader *reader, const struct rt_ring *ring,
+		struct rt_ring_area *dropped, struct rt_why *why)
+{
+	uint64_t start[2] = { rt_ring_written(ring, 0), rt_ring_written(ring, 1) };
+	uint64_t zeros[2] = { 0, 0 };
+	Ringtap__Ring msg = RINGTAP__RING__INIT;
+
+	(void)r;
+	msg.size = ring->size;
+	msg.n_start_page = msg.n_events_before = msg.n_kernel_lost = msg.n_kernel_inexact =
+		msg.n_malformed = 2;
+	msg.start_page = start;
+	msg.events_before = msg.kernel_lost = msg.kernel_inexact = msg.malformed = zeros;
+	return rt_ring_reader_move(reader, &msg, ring->base, ring->size, dropped, why);
+}
+
+/*
+ * ringtapd restarted: the reader, two pages behind in the old area, reads
+ * them there and then the new area's, every page once and no loss; the
+ * old area is let go once read to its end on every CPU. Restarted twice
+ * before it read the first old area: that one is let go at once and its
+ * unread pages counted lost (QUEUE).
+ */
+static void test_move(const char *root)
+{
+	static const char *const every[] = { "*:*", NULL };
+	const struct rt_ring_reader_opts raw = { .encoding = RINGTAP__ENCODING__RAW,
+						 .events = every };
+	Ringtap__Frame *schemas[1] = { 0 };
+	struct rt_ring_area gone = { 0 };
+	struct rt_ring_reader *reader;
+	struct rt_ring ring2, ring3;
+	struct lines got = { 0 };
+	struct rt_why why = { "" };
+	void *area1, *area2, *area3 = NULL;
+	size_t size2, size3;
+	struct ring_fx r;
+	char want[512];
+	uint64_t per_page;
+
+	if (!ring_fx_ready(&r, root, "stock", 8))
+		return;
+	reader = open_reader(&r, &raw, schemas, 0);
+	put_page(&r, 0, r.pages[0], 0, false);
+	announce(reader, &r);
+	drain(reader, &r, 0, &got);
+	per_page = r.events[0];
+	put_page(&r, 0, r.pages[0], 0, false);
+	put_page(&r, 0, r.pages[0], 0, false);
+	announce(reader, &r);
+	got.len = got.n = 0;
+	/* The restart: the old area stays the reader's until it is read out. */
+	area1 = r.area;
+	area2 = next_area(&r, &ring2, &size2);
+	CHECK(area2 != NULL);
+	if (!area2)
+		goto out;
+	CHECK_EQ(move(&r, reader, &ring2, &gone, &why), 0);
+	CHECK(gone.base == NULL);
+	CHECK(!rt_ring_reader_retired(reader, &gone));
+	r.ring = ring2;
+	r.area = area2;
+	put_page(&r, 0, r.pages[0], 0, false);
+	announce(reader, &r);
+	drain(reader, &r, 0, &got);
+	snprintf(want, sizeof(want), "page cpu 0, 4096 bytes, %" PRIu64 " events\n"
+		 "page cpu 0, 4096 bytes, %" PRIu64 " events\n"
+		 "page cpu 0, 4096 bytes, %" PRIu64 " events\n", per_page, per_page, per_page);
+	CHECK_STR(got.text ? got.text : "", want);
+	CHECK(rt_ring_reader_retired(reader, &gone));
+	CHECK(gone.base == area1);
+	CHECK(!rt_ring_reader_retired(reader, &gone));
+	free(area1);
+
+	/* Two restarts, the reader two pages behind: the middle area's pages are lost. */
+	put_page(&r, 0, r.pages[0], 0, false);
+	put_page(&r, 0, r.pages[0], 0, false);
+	announce(reader, &r);
+	area3 = next_area(&r, &ring3, &size3);
+	CHECK(area3 != NULL);
+	if (!area3)
+		goto out;
+	CHECK_EQ(move(&r, reader, &ring3, &gone, &why), 0);
+	CHECK(gone.base == NULL);
+	r.ring = ring3;
+	r.area = area3;
+	{
+		struct rt_ring ring4;
+		size_t size4;
+		void *area4 = next_area(&r, &ring4, &size4);
+
+		CHECK(area4 != NULL);
+		if (!area4)
+			goto out;
+		CHECK_EQ(move(&r, reader, &ring4, &gone, &why), 0);
+		CHECK(gone.base == area2);
+		free(area2);
+		area2 = NULL;
+		r.ring = ring4;
+		r.area = area4;
+	}
+	put_page(&r, 0, r.pages[0], 0, false);
+	announce(reader, &r);
+	got.len = got.n = 0;
+	drain(reader, &r, 0, &got);
+	snprintf(want, sizeof(want), "# cpu 0: lost %" PRIu64 " events (queue)\n"
+		 "page cpu 0, 4096 bytes, %" PRIu64 " events\n", 2 * per_page, per_page);
+	CHECK_STR(got.text ? got.text : "", want);
+	/* The reader read on past area 3 (its only page came before area 4): let go too. */
+	CHECK(rt_ring_reader_retired(reader, &gone));
+	CHECK(gone.base == area3);
+out:
+	free(area2);
+	free(area3);
+	free(got.text);
+	rt_ring_reader_free(reader);
+	ring_fx_close(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "tests/fixtures";
@@ -520,5 +658,6 @@ int main(int argc, char **argv)
 	test_losses(root);
 	test_symbols(root);
 	test_refusals(root);
+	test_move(root);
 	return check_exit("test-ring-reader");
 }
