@@ -2,6 +2,7 @@
 #pragma once
 /* util: small helpers every module uses. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,6 +20,9 @@ static inline void closep(int *fd)
 		close(*fd);
 }
 #define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/* CLOCK_MONOTONIC in nanoseconds: how long something took. */
+uint64_t rt_monotonic_ns(void);
 
 /* Frees a NULL-terminated array of strings and the strings (NULL: nothing). */
 void rt_strv_free(char **strv);

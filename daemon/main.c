@@ -18,6 +18,7 @@
  * Each step that fails says why in one log line, here or in its module.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/capability.h>
 #include <malloc.h>
@@ -26,6 +27,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -36,6 +38,7 @@
 #include "nats.h"
 #include "pump.h"
 #include "ringtapd.h"
+#include "util.h"
 
 /*
  * After setup the daemon needs no privilege but CAP_SYSLOG (kernel
@@ -190,6 +193,65 @@ static int start_nats(struct ringtapd *d)
 			   (unsigned int)rt_session_ncpus(d->session));
 }
 
+/*
+ * CLOCK_MONOTONIC when this process began: the kernel's start time (the
+ * fork; under systemd its sandbox is set up between that and the exec),
+ * in clock ticks.
+ */
+static uint64_t fork_monotonic_ns(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks = 0;
+	struct timespec boot, mono;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* Field 22, counted after the command's closing parenthesis (field 2). */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &ticks) != 1)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	/* The boot clock counts suspend too; the gap between the two is taken off. */
+	return (uint64_t)ticks * (1000000000ULL / (uint64_t)hz) -
+	       ((uint64_t)boot.tv_sec * 1000000000ULL + (uint64_t)boot.tv_nsec) +
+	       ((uint64_t)mono.tv_sec * 1000000000ULL + (uint64_t)mono.tv_nsec);
+}
+
+/* Where a start's time went: a restart's silence is mostly this (ringtapd(8), RESTARTS). */
+static void log_start_times(const struct ringtapd *d)
+{
+	static const char *const names[START_STEPS] = {
+		"fork to main() (the sandbox, exec, libraries)", "settings", "instance and layout", "events", "ring",
+		"socket and subscribers",
+	};
+	uint64_t now = rt_monotonic_ns(), prev = d->forked_ns ?: d->start_ns[START_MAIN];
+	char text[512];
+	size_t len = 0;
+
+	for (int i = d->forked_ns ? 0 : 1; i < START_STEPS && len < sizeof(text); i++) {
+		uint64_t at = d->start_ns[i] ?: prev;
+
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s %" PRIu64, len ? ", " : "",
+					names[i], (at - prev) / 1000000);
+		prev = at;
+	}
+	if (len < sizeof(text))
+		snprintf(text + len, sizeof(text) - len, ", tracing on %" PRIu64, (now - prev) / 1000000);
+	rt_log(LOG_INFO, "ready %" PRIu64 " ms after the fork (ms: %s)",
+	       (now - (d->forked_ns ?: d->start_ns[START_MAIN])) / 1000000, text);
+}
+
 static int start_tracing(struct ringtapd *d)
 {
 	int ret = rt_session_start(d->session);
@@ -211,6 +273,7 @@ static int start_tracing(struct ringtapd *d)
 	       rt_session_ncpus(d->session), costs.learn_ns / 1000000, costs.enable_writes,
 	       costs.switch_ns / 1000000);
 	sd_notify(0, "READY=1");
+	log_start_times(d);
 	return 0;
 }
 
@@ -219,15 +282,22 @@ static int run(struct ringtapd *d)
 	int ret;
 
 	ringtapd_status_init(d);
-	if ((ret = start_session(d)) || (ret = enable_events(d)) || (ret = start_pump(d)) ||
-	    (ret = ringtapd_loop_start(d)))
+	if ((ret = start_session(d)))
 		return ret;
+	d->start_ns[START_INSTANCE] = rt_monotonic_ns();
+	if ((ret = enable_events(d)))
+		return ret;
+	d->start_ns[START_EVENTS] = rt_monotonic_ns();
+	if ((ret = start_pump(d)) || (ret = ringtapd_loop_start(d)))
+		return ret;
+	d->start_ns[START_RING] = rt_monotonic_ns();
 	if (!d->to_stdout && (ret = rt_server_new(&d->server, d->loop, &d->server_opts,
 						  d->session, d->layout)))
 		return ret;
 	if (d->server)
 		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	ringtapd_adopt_end(d);
+	d->start_ns[START_SUBSCRIBERS] = rt_monotonic_ns();
 	if ((ret = start_nats(d)))
 		return ret;
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){
@@ -295,6 +365,8 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 4 << 20);
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
+	d.start_ns[START_MAIN] = rt_monotonic_ns();
+	d.forked_ns = fork_monotonic_ns();
 	ret = ringtapd_parse_args(&d, argc, argv);
 	if (!ret && !d.exit_now)
 		ret = ringtapd_load_config(&d, &d.cfg);
@@ -304,6 +376,7 @@ int main(int argc, char **argv)
 	}
 	if (!ret && !d.exit_now)
 		ret = ringtapd_apply_settings(&d);
+	d.start_ns[START_SETTINGS] = rt_monotonic_ns();
 	if (!ret && !d.exit_now)
 		ret = run(&d);
 	teardown(&d);

@@ -23,6 +23,17 @@ struct rt_layout;
 struct rt_nats;
 struct rt_pump;
 
+/* The steps of a start, timed for the line that says it is ready (a restart's silence is in it). */
+enum ringtapd_start_step {
+	START_MAIN,		/* main() entered: the sandbox, exec and the libraries before */
+	START_SETTINGS,
+	START_INSTANCE,		/* the instance opened or adopted, its layout read */
+	START_EVENTS,
+	START_RING,		/* the readers and the page ring */
+	START_SUBSCRIBERS,	/* listening, and a restart's subscribers served again */
+	START_STEPS
+};
+
 struct ringtapd {
 	/* What to do (settings.c): the command line over the file over the defaults. */
 	const char *config_path;
@@ -74,6 +85,8 @@ struct ringtapd {
 	uint64_t nats_deadline;		/* stopping: when unacknowledged publishes are given up */
 	uint64_t status_records, status_at;	/* at the last STATUS= */
 	uint64_t started_ns;		/* CLOCK_MONOTONIC: ringtap status's uptime */
+	uint64_t forked_ns;		/* CLOCK_MONOTONIC of the fork, to the kernel's 10 ms */
+	uint64_t start_ns[START_STEPS];	/* CLOCK_MONOTONIC when each step ended */
 };
 
 /* settings.c: options, then the file; -EINVAL after the one message that says why. */

@@ -7,23 +7,15 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "nats.h"
 #include "pump.h"
 #include "ringtapd.h"
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "util.h"
 
 void ringtapd_status_init(struct ringtapd *d)
 {
-	d->started_ns = monotonic_ns();
+	d->started_ns = rt_monotonic_ns();
 	d->server_opts.status = ringtapd_status;
 }
 
@@ -41,7 +33,7 @@ int ringtapd_status(void *userdata, struct rt_buf *frame)
 	if (!cpus)
 		return -ENOMEM;
 	cc = (Ringtap__CpuCounters *)(cpus + ncpus + 1);
-	st.uptime_ns = monotonic_ns() - d->started_ns;
+	st.uptime_ns = rt_monotonic_ns() - d->started_ns;
 	for (size_t i = 0; i < ncpus; i++) {
 		struct rt_pump_totals t;
 

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event-parse.h>
@@ -121,14 +120,6 @@ const struct rt_catalogue *rt_session_catalogue(struct rt_session *s, bool rerea
 	rt_catalogue_release(&s->catalogue);
 	s->catalogue_read = !read_catalogue(s, &s->catalogue);
 	return &s->catalogue;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int by_index(const void *a, const void *b)
@@ -271,7 +262,7 @@ int rt_session_enable(struct rt_session *s, struct rt_layout *l, const struct rt
 		      struct rt_why *why)
 {
 	_cleanup_free_ size_t *added = calloc(sel->n + 1, sizeof(*added));
-	uint64_t t0 = monotonic_ns(), t1;
+	uint64_t t0 = rt_monotonic_ns(), t1;
 	size_t n = 0;
 	int ret;
 
@@ -288,13 +279,13 @@ int rt_session_enable(struct rt_session *s, struct rt_layout *l, const struct rt
 			return ret;
 		added[n++] = sel->events[i];
 	}
-	t1 = monotonic_ns();
+	t1 = rt_monotonic_ns();
 	s->learn_ns += t1 - t0;
 	if (s->read_only || !n)
 		return (int)n;
 	qsort(added, n, sizeof(*added), by_index);
 	ret = switch_on(s, added, n, why);
-	s->switch_ns += monotonic_ns() - t1;
+	s->switch_ns += rt_monotonic_ns() - t1;
 	return ret ? ret : (int)n;
 }
 
