@@ -22,6 +22,7 @@
 #include "legacy.h"
 #include "log.h"
 #include "filter.h"
+#include "page_ring.h"
 #include "ring_conn.h"
 #include "select.h"
 #include "selection.h"
@@ -141,7 +142,8 @@ void conn_free(struct rt_conn *c)
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
-	ring_conn_free(c);
+	ring_reader_free(c->ring);
+	c->ring = NULL;
 	rt_buf_free(&c->kept_sub);
 	free(c);
 	reselect(srv);
@@ -506,13 +508,13 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	if (!take_encoding(c, hello, agreed.encoding))
 		return;
 	if (agreed.ring) {
-		const char *no;
+		const char *no = ring_conn_refusal(c->tcp, c->allowed, srv->ring);
 
-		if (!ring_conn_allowed(c, &no)) {
+		if (no) {
 			refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, no);
 			return;
 		}
-		if (ring_conn_new(c)) {
+		if (!(c->ring = ring_reader_new((unsigned int)rt_session_ncpus(srv->session)))) {
 			c->dead = "out of memory";
 			return;
 		}
@@ -553,7 +555,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		c->dead = "cannot send a Heartbeat";
 		return;
 	}
-	if (c->ring && ring_conn_start(c)) {
+	if (c->ring && conn_ring_start(c)) {
 		c->dead = "cannot send the Ring";
 		return;
 	}
@@ -604,6 +606,51 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		c->dead = "cannot send HostTexts";
 }
 
+int conn_ring_start(struct rt_conn *c)
+{
+	struct rt_buf b = { 0 };
+	int ret;
+
+	if (!fanout_raw_schemas(&c->srv->fan, &c->out))
+		return -ENOMEM;
+	ret = ring_reader_ring_frame(c->ring, c->srv->ring, &b);
+	if (ret) {
+		rt_buf_free(&b);
+		return ret;
+	}
+	/* The descriptor goes with the Ring frame's first byte. */
+	c->pass_fd_at = rt_subscriber_queued_bytes(&c->out.sub);
+	ret = conn_push(c, &b);
+	if (!ret)
+		c->pass_fd = c->srv->ring->ro_fd;
+	return ret;
+}
+
+bool conn_ring_notify(struct rt_conn *c, bool last)
+{
+	struct rt_buf b = { 0 };
+
+	if (!ring_reader_moved(c->ring, c->srv->ring))
+		return true;
+	/* What waits unsent goes first; a note behind it would only be merged into the next. */
+	if (!last && rt_subscriber_queued_any(&c->out.sub)) {
+		if (!conn_write(c))
+			return false;
+		if (rt_subscriber_queued_any(&c->out.sub))
+			return true;
+	}
+	/* Pages may hold events enabled since: their Schemas come before the note. */
+	if (!fanout_raw_schemas(&c->srv->fan, &c->out) ||
+	    ring_reader_ready_frame(c->ring, c->srv->ring, &b) || conn_push(c, &b)) {
+		rt_buf_free(&b);
+		conn_out_of_memory(c, "for a RingReady");
+		return true;
+	}
+	ring_reader_told(c->ring, c->srv->ring);
+	c->write_due = true;
+	return true;
+}
+
 /* What is queued goes, then the losses owed, then our Bye, then the close. */
 void conn_leave(struct rt_conn *c)
 {
@@ -613,7 +660,7 @@ void conn_leave(struct rt_conn *c)
 	if (rt_subscriber_flush_losses(&c->out.sub))
 		conn_out_of_memory(c, "for its last loss reports");
 	if (c->ring && !c->said_bye)
-		(void)ring_conn_notify(c, true);
+		(void)conn_ring_notify(c, true);
 	if (!c->said_bye && !rt_encode_bye_frame(&b) && !conn_push(c, &b))
 		c->said_bye = true;
 	rt_buf_free(&b);

@@ -14,7 +14,8 @@
  *   selection.c  what the kernel is asked for all subscriptions (selection.h)
  *   fanout.c     a record or page into one subscriber's queue (fanout.h)
  *   ring_conn.c  the RING transport: who may map the page ring, the Ring
- *                frame and its descriptor, RingReady notes (ring_conn.h)
+ *                frame and the RingReady notes (ring_conn.h), which conn.c
+ *                sends
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,6 +113,19 @@ int conn_push_heartbeat(struct rt_conn *c);
 void conn_out_of_memory(struct rt_conn *c, const char *what);
 /* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
 void conn_leave(struct rt_conn *c);
+/*
+ * A RING reader after its Welcome: the Schemas of every event the instance
+ * records, then the Ring frame with the ring's read-only descriptor. 0, or
+ * -ENOMEM.
+ */
+int conn_ring_start(struct rt_conn *c);
+/*
+ * After a drain pass: a RingReady for the CPUs whose pages moved, unless
+ * frames wait unsent (last: queued behind them all the same, before a
+ * Bye). A reader that never reads costs one pending note. false when c
+ * was closed (its link failed).
+ */
+bool conn_ring_notify(struct rt_conn *c, bool last);
 /* Remembers the subscription in force (sub may be NULL: none) for a restart. */
 void conn_keep_subscription(struct rt_conn *c, const Ringtap__Subscription *sub,
 			    unsigned int version);

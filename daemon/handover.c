@@ -126,7 +126,8 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	}
 	if (k->transport == RT_STATE_TRANSPORT_RING && !rt_pump_ring_continued(d->pump))
 		ret = rt_why_set(&why, -ESTALE, "the page ring it read could not be carried on");
-	else if (k->transport == RT_STATE_TRANSPORT_RING && ring_conn_new(c))
+	else if (k->transport == RT_STATE_TRANSPORT_RING &&
+		 !(c->ring = ring_reader_new((unsigned int)rt_pump_ncpus(d->pump))))
 		ret = rt_why_set(&why, -ENOMEM, "out of memory");
 	c->authorized = true;
 	c->uid = k->uid;
@@ -156,7 +157,7 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	/* RAW: the Schemas it had cover the same events in this layout, unless it has more now. */
 	c->out.raw_schemas = (size_t)k->raw_schemas;
 	/* The new ring, after what it was owed: its library maps it and reads on at its pages. */
-	if (!ret && c->ring && (ret = ring_conn_start(c)))
+	if (!ret && c->ring && (ret = conn_ring_start(c)))
 		rt_why_set(&why, ret, "cannot send it the new page ring");
 	if (ret) {
 		char msg[320];

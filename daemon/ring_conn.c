@@ -3,16 +3,10 @@
 #include <stdlib.h>
 
 #include "acl.h"
-#include "conn.h"
+#include "encode.h"
 #include "page_ring.h"
 #include "ring_conn.h"
-#include "tracefs.h"
 #include "util.h"
-
-static unsigned int ncpus_of(const struct rt_conn *c)
-{
-	return (unsigned int)rt_session_ncpus(c->srv->session);
-}
 
 /*
  * The ring holds every page the instance records, whoever enabled its
@@ -21,54 +15,47 @@ static unsigned int ncpus_of(const struct rt_conn *c)
  * client is remote (no memory to share) and its certificate's globs may
  * be fewer.
  */
-bool ring_conn_allowed(const struct rt_conn *c, const char **why)
+const char *ring_conn_refusal(bool tcp, const char *const *allowed,
+			      const struct rt_page_ring *ring)
 {
-	if (c->tcp) {
-		*why = "the RING transport is for local clients on the Unix socket, not TCP";
-		return false;
-	}
-	if (c->allowed && !rt_acl_allows_glob(c->allowed, "*:*")) {
-		*why = "the ring holds every recorded event: this client may select only some";
-		return false;
-	}
-	if (!c->srv->ring) {
-		*why = "this daemon has no page ring";
-		return false;
-	}
-	return true;
+	if (tcp)
+		return "the RING transport is for local clients on the Unix socket, not TCP";
+	if (allowed && !rt_acl_allows_glob(allowed, "*:*"))
+		return "the ring holds every recorded event: this client may select only some";
+	if (!ring)
+		return "this daemon has no page ring";
+	return NULL;
 }
 
-int ring_conn_new(struct rt_conn *c)
+struct ring_reader *ring_reader_new(unsigned int ncpus)
 {
 	struct ring_reader *r = calloc(1, sizeof(*r));
 
-	if (r && !(r->told = calloc(ncpus_of(c), sizeof(*r->told)))) {
+	if (r && !(r->told = calloc(ncpus ?: 1, sizeof(*r->told)))) {
 		free(r);
-		r = NULL;
+		return NULL;
 	}
-	c->ring = r;
-	return r ? 0 : -ENOMEM;
+	if (r)
+		r->ncpus = ncpus;
+	return r;
 }
 
-void ring_conn_free(struct rt_conn *c)
+void ring_reader_free(struct ring_reader *r)
 {
-	if (!c->ring)
+	if (!r)
 		return;
-	free(c->ring->told);
-	free(c->ring);
-	c->ring = NULL;
+	free(r->told);
+	free(r);
 }
 
-int ring_conn_start(struct rt_conn *c)
+int ring_reader_ring_frame(struct ring_reader *r, const struct rt_page_ring *pr,
+			   struct rt_buf *out)
 {
-	struct rt_page_ring *pr = c->srv->ring;
-	unsigned int n = ncpus_of(c);
-	_cleanup_free_ uint64_t *v = calloc((size_t)n * 5, sizeof(*v));
+	unsigned int n = r->ncpus;
+	_cleanup_free_ uint64_t *v = calloc((size_t)n * 5 ?: 1, sizeof(*v));
 	Ringtap__Ring msg = RINGTAP__RING__INIT;
-	struct rt_buf b = { 0 };
-	int ret;
 
-	if (!v || !fanout_raw_schemas(&c->srv->fan, &c->out))
+	if (!v)
 		return -ENOMEM;
 	msg.size = pr->ring.size;
 	msg.start_page = v;
@@ -86,51 +73,34 @@ int ring_conn_start(struct rt_conn *c)
 		msg.kernel_lost[cpu] = next.kernel_lost;
 		msg.kernel_inexact[cpu] = next.kernel_inexact;
 		msg.malformed[cpu] = next.malformed;
-		c->ring->told[cpu] = msg.start_page[cpu];
+		r->told[cpu] = msg.start_page[cpu];
 	}
-	ret = rt_encode_ring_frame(&msg, &b);
-	if (ret) {
-		rt_buf_free(&b);
-		return ret;
-	}
-	c->pass_fd_at = rt_subscriber_queued_bytes(&c->out.sub);
-	ret = conn_push(c, &b);
-	if (!ret)
-		c->pass_fd = pr->ro_fd;
-	return ret;
+	return rt_encode_ring_frame(&msg, out);
 }
 
-bool ring_conn_notify(struct rt_conn *c, bool last)
+unsigned int ring_reader_moved(const struct ring_reader *r, const struct rt_page_ring *pr)
 {
-	struct rt_page_ring *pr = c->srv->ring;
-	unsigned int n = ncpus_of(c), moved = 0;
-	_cleanup_free_ uint32_t *cpus = NULL;
-	_cleanup_free_ uint64_t *written = NULL;
-	Ringtap__RingReady msg = RINGTAP__RING_READY__INIT;
-	struct rt_buf b = { 0 };
+	unsigned int moved = 0;
 
-	for (unsigned int cpu = 0; cpu < n; cpu++)
-		moved += rt_ring_written(&pr->ring, cpu) != c->ring->told[cpu];
-	if (!moved)
-		return true;
-	/* What waits unsent goes first; a note behind it would only be merged into the next. */
-	if (!last && rt_subscriber_queued_any(&c->out.sub)) {
-		if (!conn_write(c))
-			return false;
-		if (rt_subscriber_queued_any(&c->out.sub))
-			return true;
-	}
-	/* Pages may hold events enabled since: their Schemas come before the note. */
-	cpus = calloc(moved, sizeof(*cpus));
-	written = calloc(moved, sizeof(*written));
-	if (!cpus || !written || !fanout_raw_schemas(&c->srv->fan, &c->out)) {
-		conn_out_of_memory(c, "for a RingReady");
-		return true;
-	}
-	for (unsigned int cpu = 0; cpu < n && msg.n_cpus < moved; cpu++) {
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++)
+		moved += rt_ring_written(&pr->ring, cpu) != r->told[cpu];
+	return moved;
+}
+
+int ring_reader_ready_frame(const struct ring_reader *r, const struct rt_page_ring *pr,
+			    struct rt_buf *out)
+{
+	unsigned int moved = ring_reader_moved(r, pr);
+	_cleanup_free_ uint32_t *cpus = calloc(moved ?: 1, sizeof(*cpus));
+	_cleanup_free_ uint64_t *written = calloc(moved ?: 1, sizeof(*written));
+	Ringtap__RingReady msg = RINGTAP__RING_READY__INIT;
+
+	if (!cpus || !written)
+		return -ENOMEM;
+	for (unsigned int cpu = 0; cpu < r->ncpus && msg.n_cpus < moved; cpu++) {
 		uint64_t w = rt_ring_written(&pr->ring, cpu);
 
-		if (w == c->ring->told[cpu])
+		if (w == r->told[cpu])
 			continue;
 		cpus[msg.n_cpus] = cpu;
 		written[msg.n_cpus++] = w;
@@ -138,13 +108,11 @@ bool ring_conn_notify(struct rt_conn *c, bool last)
 	msg.cpus = cpus;
 	msg.written = written;
 	msg.n_written = msg.n_cpus;
-	if (rt_encode_ring_ready_frame(&msg, &b) || conn_push(c, &b)) {
-		rt_buf_free(&b);
-		conn_out_of_memory(c, "for a RingReady");
-		return true;
-	}
-	for (size_t i = 0; i < msg.n_cpus; i++)
-		c->ring->told[cpus[i]] = written[i];
-	c->write_due = true;
-	return true;
+	return rt_encode_ring_ready_frame(&msg, out);
+}
+
+void ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr)
+{
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++)
+		r->told[cpu] = rt_ring_written(&pr->ring, cpu);
 }

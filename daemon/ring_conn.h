@@ -1,41 +1,50 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * ring_conn: a connection on the RING transport, from the daemon's side.
+ * ring_conn: what the daemon keeps of a reader on the RING transport and
+ * the frames it is sent; conn.c sends them (conn_ring_start,
+ * conn_ring_notify).
  *
  * Decides who may map the page ring (a peer of the Unix socket, which is
  * root or in the socket's group and may select every event; never over
- * TCP), sends such a reader the Schemas of every event the instance
- * records, then the Ring frame with a read-only descriptor of the ring,
- * and after each drain pass a RingReady note of the CPUs whose pages moved.
- * A note waits while anything is unsent, and the next one says all that
- * moved meanwhile: a reader that never reads costs one pending note. A
- * ring reader gets no Pages, Batch or Lost frames: its losses are in the
- * ring's slots.
+ * TCP), makes the Ring frame, which says where the reader starts on each
+ * CPU, and the RingReady notes of the CPUs whose pages moved since the last
+ * note sent. A ring reader gets no Pages, Batch or Lost frames: its losses
+ * are in the ring's slots. Touches no descriptor.
  */
 #include <stdbool.h>
 #include <stdint.h>
 
-struct rt_conn;
+struct rt_buf;
+struct rt_page_ring;
 
 struct ring_reader {
+	unsigned int ncpus;
 	uint64_t *told;			/* per CPU: the written count the last note gave */
 };
 
-/* Whether c may map the ring; false with the Refusal's text in *why. */
-bool ring_conn_allowed(const struct rt_conn *c, const char **why);
-/* c takes the RING transport: 0, or -ENOMEM. */
-int ring_conn_new(struct rt_conn *c);
-void ring_conn_free(struct rt_conn *c);
 /*
- * After its Welcome: the Schemas of every event the instance records, then
- * the Ring frame, which carries the descriptor, with where it starts on
- * each CPU (the pages whole now are behind it). 0, or -ENOMEM.
+ * Why a peer may not map the ring (the Refusal's text), or NULL: tcp, the
+ * globs its certificate allows (NULL: every event), the daemon's ring.
  */
-int ring_conn_start(struct rt_conn *c);
+const char *ring_conn_refusal(bool tcp, const char *const *allowed,
+			      const struct rt_page_ring *ring);
+
+/* NULL without memory. */
+struct ring_reader *ring_reader_new(unsigned int ncpus);
+void ring_reader_free(struct ring_reader *r);
+
 /*
- * After a drain pass: a RingReady for the CPUs whose pages moved, unless
- * frames wait unsent (last: queued behind them all the same, before a
- * Bye). false when c was closed (its link failed).
+ * The Ring frame into out: each CPU's next page, behind which every page
+ * whole now is, and the counts before it; the reader has been told those.
+ * 0, or -ENOMEM.
  */
-bool ring_conn_notify(struct rt_conn *c, bool last);
+int ring_reader_ring_frame(struct ring_reader *r, const struct rt_page_ring *pr,
+			   struct rt_buf *out);
+/* CPUs whose pages moved since the reader was last told. */
+unsigned int ring_reader_moved(const struct ring_reader *r, const struct rt_page_ring *pr);
+/* A RingReady for the CPUs that moved into out: 0, or -ENOMEM. */
+int ring_reader_ready_frame(const struct ring_reader *r, const struct rt_page_ring *pr,
+			    struct rt_buf *out);
+/* The RingReady made was queued: the reader has been told where every CPU is. */
+void ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr);

@@ -332,7 +332,7 @@ void rt_server_flush(struct rt_server *srv)
 		uint32_t events;
 
 		next = c->next;
-		if (c->ring && c->state == CONN_STREAMING && !ring_conn_notify(c, false))
+		if (c->ring && c->state == CONN_STREAMING && !conn_ring_notify(c, false))
 			continue;
 		if (!c->write_due)
 			continue;
@@ -375,7 +375,7 @@ void rt_server_say_bye(struct rt_server *srv)
 			continue;
 		/* The pages read last, told before the end. */
 		if (c->ring)
-			(void)ring_conn_notify(c, true);
+			(void)conn_ring_notify(c, true);
 		if (rt_encode_bye_frame(&b) || conn_push(c, &b))
 			rt_buf_free(&b);
 		else
