@@ -337,6 +337,58 @@ static int open_descriptions(struct rt_collector *col, const char *outdir, const
 	return ret;
 }
 
+/* The durable pull consumer: from the first message, or where its last run acknowledged. */
+static int pull_subscribe(jsCtx *js, const char *stream, const char *durable, const char *subject,
+			  natsSubscription **sub)
+{
+	jsErrCode jerr = 0;
+	jsSubOptions so;
+	natsStatus s = jsSubOptions_Init(&so);
+
+	if (s != NATS_OK)
+		return say("JetStream", s);
+	so.Stream = stream;
+	so.Config.Durable = durable;
+	so.Config.DeliverPolicy = js_DeliverAll;
+	so.Config.AckPolicy = js_AckExplicit;
+	so.Config.AckWait = (int64_t)ACK_WAIT_S * 1000000000;
+	so.Config.MaxAckPending = FETCH_BATCH * 4;
+	s = js_PullSubscribe(sub, js, subject, durable, NULL, &so, &jerr);
+	return s == NATS_OK ? 0 : say(stream, s);
+}
+
+/*
+ * The end of a run (ret: how consuming ended): the set of unconfirmed
+ * sequences saved, less what was confirmed since; the files flushed and
+ * finished; one line per host. ret, or the first error of these.
+ */
+static int finish(struct consumer *cons, struct rt_collector *col,
+		  const struct rt_collect_nats_opts *o, int ret)
+{
+	jsConsumerInfo *ci = NULL;
+
+	if (js_GetConsumerInfo(&ci, cons->js, cons->stream, cons->durable, NULL, NULL) == NATS_OK)
+		rt_unacked_prune(&cons->unacked, ci->AckFloor.Stream);
+	jsConsumerInfo_Destroy(ci);
+	if (save_unacked(cons) && !ret)
+		ret = -EIO;
+	if (cons->again)
+		fprintf(stderr, "ringtap collect: %" PRIu64 " messages delivered again were "
+			"written before: acknowledged, not written twice\n", cons->again);
+	if (rt_collector_flush(col) && !ret) {
+		fprintf(stderr, "ringtap collect: writing into %s: %s\n", col->outdir,
+			strerror(errno));
+		ret = -EIO;
+	}
+	/* Each trace.dat says its own error. */
+	if (rt_collector_finish(col) && !ret)
+		ret = -EIO;
+	rt_collector_summary(col, stderr);
+	if (o->lag)
+		rt_collector_lag_summary(col, stderr);
+	return ret;
+}
+
 int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		    const struct rt_collect_nats_opts *o)
 {
@@ -347,7 +399,6 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 	struct consumer cons = { .stream = stream };
 	uint64_t ack_floor = 0;
 	jsCtx *js = NULL;
-	jsSubOptions so;
 	jsErrCode jerr = 0;
 	char durable[160];
 	double first = 0, last = 0;
@@ -380,25 +431,13 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 		goto out;
 	}
 	s = natsConnection_JetStream(&js, nc, NULL);
-	if (s == NATS_OK)
-		s = jsSubOptions_Init(&so);
 	if (s != NATS_OK) {
 		ret = say("JetStream", s);
 		goto out;
 	}
-	so.Stream = stream;
-	/* From the first message, or where this consumer's last run acknowledged. */
-	so.Config.Durable = durable;
-	so.Config.DeliverPolicy = js_DeliverAll;
-	so.Config.AckPolicy = js_AckExplicit;
-	so.Config.AckWait = (int64_t)ACK_WAIT_S * 1000000000;
-	so.Config.MaxAckPending = FETCH_BATCH * 4;
-	s = js_PullSubscribe(&sub, js, o->subject ? o->subject : "ringtap.>", durable, NULL, &so,
-			     &jerr);
-	if (s != NATS_OK) {
-		ret = say(stream, s);
+	ret = pull_subscribe(js, stream, durable, o->subject ? o->subject : "ringtap.>", &sub);
+	if (ret)
 		goto out;
-	}
 	/* A consumer that delivered before: what this run reads continues its files. */
 	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, &jerr) == NATS_OK) {
 		col.resumed = ci->Delivered.Stream > 0 || ci->AckFloor.Stream > 0;
@@ -414,29 +453,11 @@ int rt_collect_nats(const char *url, const char *stream, const char *outdir,
 	if (col.resumed)
 		fprintf(stderr, "ringtap collect: consumer %s resumes where it stopped\n", durable);
 	ret = consume(sub, &cons, &col, o, &first, &last);
-	/* What was confirmed since: the file keeps only what may still come again. */
-	if (js_GetConsumerInfo(&ci, js, stream, durable, NULL, NULL) == NATS_OK)
-		rt_unacked_prune(&cons.unacked, ci->AckFloor.Stream);
-	jsConsumerInfo_Destroy(ci);
-	if (save_unacked(&cons) && !ret)
-		ret = -EIO;
-	if (cons.again)
-		fprintf(stderr, "ringtap collect: %" PRIu64 " messages delivered again were "
-			"written before: acknowledged, not written twice\n", cons.again);
-	if (rt_collector_flush(&col) && !ret) {
-		fprintf(stderr, "ringtap collect: writing into %s: %s\n", outdir, strerror(errno));
-		ret = -EIO;
-	}
-	/* Each trace.dat says its own error. */
-	if (rt_collector_finish(&col) && !ret)
-		ret = -EIO;
-	rt_collector_summary(&col, stderr);
-	if (o->lag) {
-		rt_collector_lag_summary(&col, stderr);
+	ret = finish(&cons, &col, o, ret);
+	if (o->lag)
 		fprintf(stderr, "ringtap collect: %" PRIu64 " records in %.2f s from the first to the "
 			"last: %.0f records/s\n", col.records, last - first,
 			last > first ? (double)col.records / (last - first) : 0);
-	}
 out:
 	if (col.descriptions)
 		fclose(col.descriptions);

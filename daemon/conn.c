@@ -466,6 +466,42 @@ static void answer_status(struct rt_conn *c, const Ringtap__Hello *hello)
 	conn_finish(c, &b);
 }
 
+/* The name the client gives, as logged: printable, with the peer's address over TCP. */
+static void take_name(struct rt_conn *c, const char *client_name)
+{
+	snprintf(c->name, sizeof(c->name), "%.40s", client_name);
+	printable(c->name);
+	if (c->tcp) {
+		size_t len = strlen(c->name);
+
+		snprintf(c->name + len, sizeof(c->name) - len, " via %s", c->peer);
+	}
+}
+
+/* Whether the limits leave room for one more subscriber; refused with the limit's name if not. */
+static bool room_for(struct rt_conn *c)
+{
+	const struct rt_server *srv = c->srv;
+	/* Half by default: one peer's flood leaves the other half to everyone else. */
+	unsigned int per_peer = srv->limits.max_clients_per_peer ?:
+				(srv->limits.max_clients + 1) / 2;
+	char msg[160];
+
+	if (conn_count(srv, CONN_STREAMING) >= srv->limits.max_clients) {
+		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
+			 srv->limits.max_clients);
+		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+		return false;
+	}
+	if (*c->owner && conn_count_of(srv, c->owner, CONN_STREAMING) >= per_peer) {
+		snprintf(msg, sizeof(msg), "%s already has %u subscriptions (max_clients_per_peer)",
+			 c->owner, per_peer);
+		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+		return false;
+	}
+	return true;
+}
+
 static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 {
 	struct rt_server *srv = c->srv;
@@ -475,21 +511,10 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	Ringtap__RefusalReason reason;
 	struct rt_why why = { "" };
 	struct rt_buf b = { 0 };
-	/* Half by default: one peer's flood leaves the other half to everyone else. */
-	unsigned int per_peer = srv->limits.max_clients_per_peer ?:
-				(srv->limits.max_clients + 1) / 2;
-	char msg[160];
 	int ret;
 
-	if (hello->client_name) {
-		snprintf(c->name, sizeof(c->name), "%.40s", hello->client_name);
-		printable(c->name);
-		if (c->tcp) {
-			size_t len = strlen(c->name);
-
-			snprintf(c->name + len, sizeof(c->name) - len, " via %s", c->peer);
-		}
-	}
+	if (hello->client_name)
+		take_name(c, hello->client_name);
 	if (!c->authorized) {
 		refuse(c, RINGTAP__REFUSAL_REASON__NOT_AUTHORIZED, c->tcp ?
 		       "the certificate's common name is not in this daemon's clients file" :
@@ -519,18 +544,8 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 			return;
 		}
 	}
-	if (conn_count(srv, CONN_STREAMING) >= srv->limits.max_clients) {
-		snprintf(msg, sizeof(msg), "this daemon serves at most %u subscribers (max_clients)",
-			 srv->limits.max_clients);
-		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
+	if (!room_for(c))
 		return;
-	}
-	if (*c->owner && conn_count_of(srv, c->owner, CONN_STREAMING) >= per_peer) {
-		snprintf(msg, sizeof(msg), "%s already has %u subscriptions (max_clients_per_peer)",
-			 c->owner, per_peer);
-		refuse(c, RINGTAP__REFUSAL_REASON__TOO_MANY_CLIENTS, msg);
-		return;
-	}
 	ret = hello->subscription ? options_apply(c, hello->subscription, &why) : 0;
 	if (!ret && hello->subscription)
 		ret = subscribe(c, hello->subscription, &why);

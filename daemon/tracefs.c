@@ -143,6 +143,48 @@ static int adopt_instance(struct rt_session *s, const struct rt_session_opts *o,
 	return 0;
 }
 
+/*
+ * Our instance: adopted as it is after a restart, else made anew (a stale
+ * one of the same name removed first) with tracing off, the buffer size
+ * and clock set. 0, or -errno with why.
+ */
+static int open_instance(struct rt_session *s, const struct rt_session_opts *o, struct rt_why *why)
+{
+	const char *name = o->instance_name ? o->instance_name :
+					       rt_config_default_str(RT_CONF_INSTANCE);
+
+	if (o->adopt && tracefs_instance_exists(name)) {
+		int ret = adopt_instance(s, o, name, why);
+
+		if (ret)
+			return ret;
+	} else if (tracefs_instance_exists(name)) {
+		/* Left by a run that did not exit cleanly: nobody else names it ours. */
+		struct tracefs_instance *stale = tracefs_instance_alloc(NULL, name);
+
+		if (!stale || tracefs_instance_destroy(stale)) {
+			tracefs_instance_free(stale);
+			return rt_why_set(why, errno ? -errno : -EBUSY, "removing the stale instance");
+		}
+		tracefs_instance_free(stale);
+		s->reclaimed = true;
+	}
+	if (!s->instance)
+		s->instance = tracefs_instance_create(name);
+	if (!s->instance)
+		return rt_why_set(why, errno ? -errno : -EIO, "creating the tracefs instance");
+	s->owned = true;
+	if (s->adopted)
+		return 0;
+	/* Instances start with tracing on: nothing is recorded until we start. */
+	tracefs_trace_off(s->instance);
+	if (o->buffer_kb && tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1))
+		return rt_why_set(why, errno ? -errno : -EINVAL, "setting the buffer size");
+	if (o->clock && tracefs_instance_file_write(s->instance, "trace_clock", o->clock) < 0)
+		return rt_why_set(why, -EINVAL, "setting the trace clock");
+	return 0;
+}
+
 int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 		    struct rt_why *why)
 {
@@ -183,51 +225,8 @@ int rt_session_open(struct rt_session **out, const struct rt_session_opts *o,
 		goto fail;
 	}
 	s->read_only = o->tracing_dir && !o->instance_name;
-	if (!s->read_only) {
-		const char *name = o->instance_name ? o->instance_name :
-						       rt_config_default_str(RT_CONF_INSTANCE);
-
-		if (o->adopt && tracefs_instance_exists(name)) {
-			ret = adopt_instance(s, o, name, why);
-			if (ret)
-				goto fail;
-		} else if (tracefs_instance_exists(name)) {
-			/* Left by a run that did not exit cleanly: nobody else names it ours. */
-			struct tracefs_instance *stale = tracefs_instance_alloc(NULL, name);
-
-			if (!stale || tracefs_instance_destroy(stale)) {
-				tracefs_instance_free(stale);
-				rt_why_set(why, 0, "removing the stale instance");
-				ret = -errno ? -errno : -EBUSY;
-				goto fail;
-			}
-			tracefs_instance_free(stale);
-			s->reclaimed = true;
-		}
-		if (!s->instance)
-			s->instance = tracefs_instance_create(name);
-		if (!s->instance) {
-			rt_why_set(why, 0, "creating the tracefs instance");
-			ret = errno ? -errno : -EIO;
-			goto fail;
-		}
-		s->owned = true;
-	}
-	if (!s->read_only && !s->adopted) {
-		/* Instances start with tracing on: nothing is recorded until we start. */
-		tracefs_trace_off(s->instance);
-		if (o->buffer_kb &&
-		    tracefs_instance_set_buffer_size(s->instance, o->buffer_kb, -1)) {
-			rt_why_set(why, 0, "setting the buffer size");
-			ret = errno ? -errno : -EINVAL;
-			goto fail;
-		}
-		if (o->clock && tracefs_instance_file_write(s->instance, "trace_clock", o->clock) < 0) {
-			rt_why_set(why, 0, "setting the trace clock");
-			ret = -EINVAL;
-			goto fail;
-		}
-	}
+	if (!s->read_only && (ret = open_instance(s, o, why)))
+		goto fail;
 	{
 		_cleanup_free_ char *dir = s->instance ? tracefs_instance_get_dir(s->instance) :
 							 strdup(s->tracing_dir);
