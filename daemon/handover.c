@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,12 +12,15 @@
 #include "conn.h"
 #include "handover.h"
 #include "log.h"
+#include "nats.h"
 #include "page_ring.h"
 #include "pump.h"
 #include "ring_conn.h"
 #include "ringtapd.h"
 #include "util.h"
 
+/* How long a restart waits for JetStream to acknowledge what was published: a stop's grace. */
+#define NATS_HANDOVER_GRACE_US (5 * 1000000ULL)
 /* A state bigger than this is not one of ours (queues are bounded by max_queue_kb). */
 #define STATE_MAX_BYTES (1ULL << 32)
 
@@ -416,6 +420,31 @@ static void unstore(struct ringtapd *d, const struct kept *k)
 	rt_fdstore_release(&fs);
 }
 
+/*
+ * What was published is acknowledged before the next ringtapd takes the
+ * instance on: it publishes from where this one stopped reading, under a
+ * session of its own, and cannot send again what this one still holds.
+ * Waits as a stop does (NATS_HANDOVER_GRACE_US); what is still
+ * unacknowledged then is given up and said, as at a stop.
+ */
+static void nats_settle(struct rt_nats *n)
+{
+	uint64_t deadline = rt_monotonic_ns() + NATS_HANDOVER_GRACE_US * 1000;
+	struct rt_nats_stats st;
+
+	while (!rt_nats_drained(n) && rt_monotonic_ns() < deadline) {
+		/* Losses owed become reports, and the reports messages. */
+		rt_nats_poll(n);
+		usleep(5000);
+	}
+	if (rt_nats_drained(n))
+		return;
+	rt_nats_get_stats(n, &st);
+	rt_log(LOG_WARNING, "restart: %" PRIu64 " NATS message(s) still unacknowledged after %u s "
+	       "are given up, as at a stop", st.pending,
+	       (unsigned int)(NATS_HANDOVER_GRACE_US / 1000000));
+}
+
 int ringtapd_hand_over(struct ringtapd *d)
 {
 	struct rt_buf bytes = { 0 };
@@ -425,11 +454,6 @@ int ringtapd_hand_over(struct ringtapd *d)
 	if (!rt_fdstore_available() || !d->server || !d->pump || d->opts.tracing_dir ||
 	    d->stopping || !rt_session_owned(d->session))
 		return -ECANCELED;
-	/* NATS cannot resume yet: its unacknowledged messages get the stop's grace, as before. */
-	if (d->nats) {
-		rt_log(LOG_INFO, "NATS publishing is on: this restart stops everything, as a stop does");
-		return -ECANCELED;
-	}
 	ret = rt_fdstore_restarting();
 	if (ret <= 0) {
 		if (ret < 0)
@@ -443,6 +467,8 @@ int ringtapd_hand_over(struct ringtapd *d)
 	 */
 	if (rt_pump_drain(d->pump, 0) < 0)
 		rt_log(LOG_WARNING, "restart: the last pass failed; the next ringtapd reads on");
+	if (d->nats)
+		nats_settle(d->nats);
 	ret = collect(d, &k);
 	if (!ret)
 		ret = rt_state_write(&k.st, &bytes);
