@@ -132,3 +132,21 @@ wait_for() {
 		sleep 0.2
 	done
 }
+
+# expect_every_seq WHAT FILE: FILE, an rt-guest-seqcheck report, holds every
+# sequence number the test source emitted on each CPU once and no comment
+# (a loss, a gap, a cut); sets $seq_total to the events emitted.
+expect_every_seq() {
+	cat "$2"
+	grep -q '^comment:' "$2" && fail "$1: the stream reported: $(grep '^comment:' "$2")"
+	_report=$(tail -n 1 "$2")
+	expect_eq "$1: records seen twice" "$(echo "$_report" | sed -n 's/.* dups \([0-9]*\).*/\1/p')" 0
+	seq_total=0
+	for _c in $(seq 0 $(($(nproc) - 1))); do
+		_n=$(sed -n "s/^cpu$_c //p" $RINGTAP_TEST/emitted)
+		expect_eq "$1: cpu$_c: distinct sequence numbers and the highest + 1" \
+			"$(echo "$_report" | sed -n "s/.* cpu$_c count \([0-9]*\) max \([0-9]*\).*/\1 \2/p")" \
+			"$_n $_n"
+		seq_total=$((seq_total + _n))
+	done
+}
