@@ -661,7 +661,7 @@ bool conn_ring_notify(struct rt_conn *c, bool last)
 		conn_out_of_memory(c, "for a RingReady");
 		return true;
 	}
-	ring_reader_told(c->ring, c->srv->ring);
+	c->out.sub.delivered += ring_reader_told(c->ring, c->srv->ring);
 	c->write_due = true;
 	return true;
 }

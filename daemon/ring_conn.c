@@ -31,7 +31,9 @@ struct ring_reader *ring_reader_new(unsigned int ncpus)
 {
 	struct ring_reader *r = calloc(1, sizeof(*r));
 
-	if (r && !(r->told = calloc(ncpus ?: 1, sizeof(*r->told)))) {
+	if (r && (!(r->told = calloc(ncpus ?: 1, sizeof(*r->told))) ||
+		  !(r->told_events = calloc(ncpus ?: 1, sizeof(*r->told_events))))) {
+		free(r->told);
 		free(r);
 		return NULL;
 	}
@@ -45,7 +47,17 @@ void ring_reader_free(struct ring_reader *r)
 	if (!r)
 		return;
 	free(r->told);
+	free(r->told_events);
 	free(r);
+}
+
+/* Events the CPU's pages held, read from the kernel, before its next page. */
+static uint64_t events_read(const struct rt_page_ring *pr, unsigned int cpu)
+{
+	struct rt_ring_page_info next;
+
+	rt_page_ring_next(pr, cpu, &next);
+	return next.events_before - next.kernel_lost;
 }
 
 int ring_reader_ring_frame(struct ring_reader *r, const struct rt_page_ring *pr,
@@ -74,6 +86,7 @@ int ring_reader_ring_frame(struct ring_reader *r, const struct rt_page_ring *pr,
 		msg.kernel_inexact[cpu] = next.kernel_inexact;
 		msg.malformed[cpu] = next.malformed;
 		r->told[cpu] = msg.start_page[cpu];
+		r->told_events[cpu] = events_read(pr, cpu);
 	}
 	return rt_encode_ring_frame(&msg, out);
 }
@@ -111,8 +124,16 @@ int ring_reader_ready_frame(const struct ring_reader *r, const struct rt_page_ri
 	return rt_encode_ring_ready_frame(&msg, out);
 }
 
-void ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr)
+uint64_t ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr)
 {
-	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++)
+	uint64_t newly = 0;
+
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++) {
+		uint64_t events = events_read(pr, cpu);
+
 		r->told[cpu] = rt_ring_written(&pr->ring, cpu);
+		newly += events > r->told_events[cpu] ? events - r->told_events[cpu] : 0;
+		r->told_events[cpu] = events;
+	}
+	return newly;
 }

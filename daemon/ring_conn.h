@@ -21,6 +21,7 @@ struct rt_page_ring;
 struct ring_reader {
 	unsigned int ncpus;
 	uint64_t *told;			/* per CPU: the written count the last note gave */
+	uint64_t *told_events;		/* per CPU: events read from the kernel before that page */
 };
 
 /*
@@ -46,5 +47,10 @@ unsigned int ring_reader_moved(const struct ring_reader *r, const struct rt_page
 /* A RingReady for the CPUs that moved into out: 0, or -ENOMEM. */
 int ring_reader_ready_frame(const struct ring_reader *r, const struct rt_page_ring *pr,
 			    struct rt_buf *out);
-/* The RingReady made was queued: the reader has been told where every CPU is. */
-void ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr);
+/*
+ * The RingReady made was queued: the reader has been told where every CPU
+ * is. Returns the events in the pages it was newly told of (the kernel's
+ * losses not counted): what its status calls delivered, made available to
+ * it; what it reads of them the daemon does not see.
+ */
+uint64_t ring_reader_told(struct ring_reader *r, const struct rt_page_ring *pr);
