@@ -2,8 +2,9 @@
 # the project: what an administrator does with the packages. apt installs
 # them offline (the root file system holds their dependencies); nothing
 # is enabled or started by the installation; `systemctl enable --now
-# ringtapd.socket` and a `ringtap stream` get every record of a burst; then
-# `apt-get purge` with the daemon running must leave nothing behind: no
+# ringtapd.socket` and a `ringtap stream` get every record of a burst; an
+# upgrade in place restarts ringtapd and the stream goes on, missing nothing;
+# then `apt-get purge` with the daemon running must leave nothing behind: no
 # path the packages brought (dpkg -L, taken while installed), no other new
 # path anywhere on the root file system, no ringtap group, no tracefs
 # instance, no unit, no socket. Then once more with a daemon that was
@@ -110,6 +111,26 @@ echo 500 > $RINGTAP_TEST/burst
 records() { grep -c '^\[[0-9]*\] ringtap_test:ringtap_test ' $W/s.out; }
 wait_for 30 sh -c "[ \$(grep -c ringtap_test:ringtap_test $W/s.out) -ge $want ]" ||
 	fail "records: $(records) of $want; $(cat $W/s.err)"
+# An upgrade in place (the same packages again): dpkg replaces the files and
+# the maintainer scripts restart the units; the stream stays connected and
+# misses nothing of a burst after it.
+old=$(systemctl show -p MainPID --value ringtapd.service)
+apt-get install -y --reinstall $files > $W/apt-reinstall.log 2>&1 ||
+	fail "apt-get install --reinstall: $(tail -n 20 $W/apt-reinstall.log)"
+up "reinstalled"
+new=$(systemctl show -p MainPID --value ringtapd.service)
+[ "$new" != "$old" ] && [ "$new" != 0 ] ||
+	fail "the reinstallation did not restart ringtapd ($old -> $new): $(tail -n 20 $W/apt-reinstall.log)"
+journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
+	fail "the restart kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
+wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
+	fail "pid $new resumed nothing: $(journal | tail -n 20)"
+kill -0 $client 2> /dev/null || fail "the stream ended at the upgrade: $(cat $W/s.err)"
+echo 500 > $RINGTAP_TEST/burst
+want=$((2 * want))
+wait_for 30 sh -c "[ \$(grep -c ringtap_test:ringtap_test $W/s.out) -ge $want ]" ||
+	fail "records after the upgrade: $(records) of $want; $(cat $W/s.err)"
+pass "an upgrade in place restarted ringtapd and the stream went on"
 kill -INT $client
 wait_or_dump $client 10 || fail "ringtap stream exited $?: $(cat $W/s.err)"
 expect_eq "records streamed" "$(records)" $want
