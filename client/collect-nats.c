@@ -25,6 +25,8 @@
 #define FETCH_BATCH 256
 /* A message not acknowledged by then is delivered again (to this run or the next). */
 #define ACK_WAIT_S 10
+/* Written, not known acknowledged: past this many the ack floor is asked (a request). */
+#define PRUNE_AT (4 * FETCH_BATCH)
 
 static double now_s(void)
 {
@@ -82,6 +84,16 @@ static bool caught_up(const struct consumer *cons)
 		done = ci->NumPending == 0 && ci->NumAckPending == 0;
 	jsConsumerInfo_Destroy(ci);
 	return done;
+}
+
+/* Sequences JetStream delivers no more: every one up to the consumer's ack floor. */
+static void prune_unacked(struct consumer *cons)
+{
+	jsConsumerInfo *ci = NULL;
+
+	if (js_GetConsumerInfo(&ci, cons->js, cons->stream, cons->durable, NULL, NULL) == NATS_OK)
+		rt_unacked_prune(&cons->unacked, ci->AckFloor.Stream);
+	jsConsumerInfo_Destroy(ci);
 }
 
 /* A small file whole, NUL-terminated; NULL with errno set. */
@@ -192,7 +204,10 @@ static bool written_before(struct consumer *cons, natsMsg *msg, uint64_t *stream
  * Each message its own acknowledgment: a batch lost on its way (a server's
  * death) is delivered again, not acknowledged with the next as AckAll would.
  * The last one confirmed, so that a stop right after cannot lose them on
- * the way. Only then are they forgotten in the set.
+ * the way. Only that one is then known acknowledged and leaves the set; the
+ * others leave it once the consumer's ack floor is past them
+ * (prune_unacked): one sent to a server that died before it took it is
+ * delivered again.
  */
 static void acknowledge(struct consumer *cons, natsMsgList *list, const uint64_t *seqs)
 {
@@ -203,8 +218,8 @@ static void acknowledge(struct consumer *cons, natsMsgList *list, const uint64_t
 				"not written twice)\n", nats_GetLastError(NULL) ?: "?");
 			return;
 		}
-	for (int i = 0; i < list->Count; i++)
-		rt_unacked_remove(&cons->unacked, seqs[i]);
+	if (list->Count)
+		rt_unacked_remove(&cons->unacked, seqs[list->Count - 1]);
 }
 
 /*
@@ -219,6 +234,7 @@ static int consume(natsSubscription *sub, struct consumer *cons, struct rt_colle
 	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
 	uint64_t seqs[FETCH_BATCH];
 	bool warned = false;
+	int taken;
 
 	while (!stop_asked() && (!deadline || now_s() < deadline) &&
 	       (!o->count || col->records < o->count)) {
@@ -247,10 +263,10 @@ static int consume(natsSubscription *sub, struct consumer *cons, struct rt_colle
 			continue;
 		}
 		warned = false;
-		for (int i = 0; i < list.Count && i < FETCH_BATCH && !ret; i++) {
-			natsMsg *msg = list.Msgs[i];
+		for (taken = 0; taken < list.Count && taken < FETCH_BATCH && !ret; taken++) {
+			natsMsg *msg = list.Msgs[taken];
 
-			if (written_before(cons, msg, &seqs[i])) {
+			if (written_before(cons, msg, &seqs[taken])) {
 				cons->again++;
 				continue;
 			}
@@ -265,13 +281,22 @@ static int consume(natsSubscription *sub, struct consumer *cons, struct rt_colle
 			done = meta->NumPending == 0;
 			jsMsgMetaData_Destroy(meta);
 		}
-		if (ret)
+		if (ret) {
 			fprintf(stderr, "ringtap collect: writing: %s\n", strerror(-ret));
+			/* The one that failed is not counted written: its lines may be cut. */
+			taken--;
+		}
+		/*
+		 * Whatever was taken is in the set before any of it can reach its
+		 * file: the flush here, or the one at the end after an error.
+		 */
+		for (int i = 0; i < taken; i++)
+			if (seqs[i] && rt_unacked_add(&cons->unacked, seqs[i]) && !ret)
+				ret = -ENOMEM;
 		if (!ret)
 			ret = flush_all(col);
-		for (int i = 0; !ret && i < list.Count; i++)
-			if (seqs[i])
-				ret = rt_unacked_add(&cons->unacked, seqs[i]);
+		if (!ret && cons->unacked.n > PRUNE_AT)
+			prune_unacked(cons);
 		if (!ret)
 			ret = save_unacked(cons);
 		/* When lines were written: the rate --lag reports. */
@@ -358,28 +383,24 @@ static int pull_subscribe(jsCtx *js, const char *stream, const char *durable, co
 }
 
 /*
- * The end of a run (ret: how consuming ended): the set of unconfirmed
- * sequences saved, less what was confirmed since; the files flushed and
- * finished; one line per host. ret, or the first error of these.
+ * The end of a run (ret: how consuming ended): the files flushed, then the
+ * set of unconfirmed sequences saved, less what the ack floor has passed;
+ * the files finished; one line per host. ret, or the first error of these.
  */
 static int finish(struct consumer *cons, struct rt_collector *col,
 		  const struct rt_collect_nats_opts *o, int ret)
 {
-	jsConsumerInfo *ci = NULL;
-
-	if (js_GetConsumerInfo(&ci, cons->js, cons->stream, cons->durable, NULL, NULL) == NATS_OK)
-		rt_unacked_prune(&cons->unacked, ci->AckFloor.Stream);
-	jsConsumerInfo_Destroy(ci);
-	if (save_unacked(cons) && !ret)
-		ret = -EIO;
-	if (cons->again)
-		fprintf(stderr, "ringtap collect: %" PRIu64 " messages delivered again were "
-			"written before: acknowledged, not written twice\n", cons->again);
 	if (rt_collector_flush(col) && !ret) {
 		fprintf(stderr, "ringtap collect: writing into %s: %s\n", col->outdir,
 			strerror(errno));
 		ret = -EIO;
 	}
+	prune_unacked(cons);
+	if (save_unacked(cons) && !ret)
+		ret = -EIO;
+	if (cons->again)
+		fprintf(stderr, "ringtap collect: %" PRIu64 " messages delivered again were "
+			"written before: acknowledged, not written twice\n", cons->again);
 	/* Each trace.dat says its own error. */
 	if (rt_collector_finish(col) && !ret)
 		ret = -EIO;

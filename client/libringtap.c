@@ -295,7 +295,6 @@ static int send_all(struct ringtap_client *c, const uint8_t *p, size_t len, int6
 	return 0;
 }
 
-
 /* A frame made here for the tap: what the socket would have carried. */
 static void tap_made(struct ringtap_client *c)
 {
@@ -347,6 +346,17 @@ static int ring_unpacked_record(struct ringtap_client *c, struct ringtap_event *
 	return 1;
 }
 
+/* The previous ringtapd's area, unmapped once the reader read it to its end. */
+static void ring_retire(struct ringtap_client *c)
+{
+	struct rt_ring_area old;
+
+	if (c->old_map && rt_ring_reader_retired(c->ring, &old)) {
+		munmap(old.base, old.size);
+		c->old_map = NULL;
+	}
+}
+
 /* The next event the ring holds: 1, 0 when the pages announced are read, -errno. */
 static int ring_next(struct ringtap_client *c, struct ringtap_event *ev)
 {
@@ -356,8 +366,11 @@ static int ring_next(struct ringtap_client *c, struct ringtap_event *ev)
 
 	if (ret < 0)
 		return rt_consumer_fail(&c->cons, ret, "reading the ring: %s", why.text);
-	if (ret == 0)
+	if (ret == 0) {
+		/* Read to the end: a previous ringtapd's area is let go, even with no note coming. */
+		ring_retire(c);
 		return 0;
+	}
 	if (ev->kind == RINGTAP_RECORD) {
 		if (!ev->schema)
 			return rt_consumer_fail(&c->cons, -EPROTO, "a record of event id %" PRIu32
@@ -438,17 +451,6 @@ static int ring_move(struct ringtap_client *c, const Ringtap__Ring *ring, struct
 	c->ring_map = map;
 	c->ring_size = (size_t)ring->size;
 	return 0;
-}
-
-/* The previous ringtapd's area, unmapped once the reader read it to its end. */
-static void ring_retire(struct ringtap_client *c)
-{
-	struct rt_ring_area old;
-
-	if (c->old_map && rt_ring_reader_retired(c->ring, &old)) {
-		munmap(old.base, old.size);
-		c->old_map = NULL;
-	}
 }
 
 /* A frame on a RING client's socket: 1 with an event, 0 without, -errno. */

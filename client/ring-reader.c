@@ -55,6 +55,7 @@ struct rt_ring_reader {
 	uint64_t *ready;		/* per CPU: pages below it were announced */
 	unsigned int cpu;		/* the CPU being read */
 	uint8_t *page;			/* the copy of the page being handed out */
+	uint32_t page_room;		/* its size: the first ring's page size */
 	struct rt_ring_read got;
 	unsigned int page_cpu;
 
@@ -312,7 +313,8 @@ int rt_ring_reader_attach(struct rt_ring_reader *r, const Ringtap__Ring *ring, c
 	r->cursors = calloc(n, sizeof(*r->cursors));
 	r->ready = calloc(n, sizeof(*r->ready));
 	/* Aligned as malloc's is: the decoder reads the page header in place. */
-	r->page = malloc(r->ring.head.page_size ? r->ring.head.page_size : 1);
+	r->page_room = r->ring.head.page_size;
+	r->page = malloc(r->page_room ? r->page_room : 1);
 	if (!r->cursors || !r->ready || !r->page)
 		return -ENOMEM;
 	for (unsigned int c = 0; c < n; c++) {
@@ -349,11 +351,11 @@ int rt_ring_reader_move(struct rt_ring_reader *r, const Ringtap__Ring *ring, con
 	ret = rt_ring_attach(&moved, base, size);
 	if (ret)
 		return rt_why_set(why, ret, "the new ring's header is not one this reader reads");
-	if (moved.head.ncpus != r->ncpus || moved.head.page_size > r->ring.head.page_size ||
+	if (moved.head.ncpus != r->ncpus || moved.head.page_size > r->page_room ||
 	    ring->n_start_page != r->ncpus)
 		return rt_why_set(why, -EBADMSG, "a new ring of %u CPUs and %u-byte pages for %u "
 				  "CPUs and %u", moved.head.ncpus, moved.head.page_size, r->ncpus,
-				  r->ring.head.page_size);
+				  r->page_room);
 	/*
 	 * Restarted twice before this reader finished the first old ring: that
 	 * one goes, and what it still held is counted lost (QUEUE) when the
@@ -462,10 +464,10 @@ static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *
 	uint64_t malformed, inexact;
 	int ret;
 
-	/* Pages the previous ringtapd wrote are in its ring, the page buffer fits them both. */
+	/* Pages the previous ringtapd wrote are in its ring; the page buffer fits both areas'. */
 	ret = rt_ring_read(r->has_old && r->cursors[cpu].page < rt_ring_written(&r->old, cpu) ?
-			   &r->old : &r->ring, cpu, &r->cursors[cpu], r->page,
-			   r->ring.head.page_size, &r->got);
+			   &r->old : &r->ring, cpu, &r->cursors[cpu], r->page, r->page_room,
+			   &r->got);
 	if (ret < 0)
 		return rt_why_set(why, ret, "cpu %u: the ring contradicts itself", cpu);
 	if (ret == 0)

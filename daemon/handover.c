@@ -216,6 +216,9 @@ static const char *not_keepable(const struct rt_conn *c)
 		return "TCP (TLS cannot be handed on)";
 	if (c->state != CONN_STREAMING)
 		return c->state == CONN_HELLO ? "no subscription yet" : "closing";
+	/* Its bytes would go on, the descriptor they carry would not. */
+	if (c->pass_fd >= 0)
+		return "its Ring frame and the ring's descriptor are not sent yet";
 	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
 		return "it is leaving";
 	if (!c->kept_sub.data)
