@@ -808,6 +808,8 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 		hello.n_encodings = c->asked == RINGTAP__ENCODING__RAW ? 1 : 2;
 		hello.has_transport = true;
 		hello.transport = RINGTAP__TRANSPORT__RING;
+		/* ring_move takes the new area a restarted ringtapd sends. */
+		hello.has_ring_moves = hello.ring_moves = true;
 	}
 	if (fill_subscription(o, &sub))
 		hello.subscription = &sub;

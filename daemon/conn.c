@@ -543,6 +543,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 			c->dead = "out of memory";
 			return;
 		}
+		c->ring_moves = hello->has_ring_moves && hello->ring_moves;
 	}
 	if (!room_for(c))
 		return;

@@ -64,6 +64,7 @@ struct rt_conn {
 	bool said_nomem;	/* an allocation failed for it: logged once */
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
 	struct ring_reader *ring;	/* the RING transport (ring_conn.h); NULL: pages on the socket */
+	bool ring_moves;		/* its Hello: it takes a new ring after a restart */
 	/*
 	 * A descriptor (not ours to close) passed with the byte pass_fd_at
 	 * queued bytes on (SCM_RIGHTS); -1: none. A write stops before that

@@ -133,6 +133,8 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	else if (k->transport == RT_STATE_TRANSPORT_RING &&
 		 !(c->ring = ring_reader_new((unsigned int)rt_pump_ncpus(d->pump))))
 		ret = rt_why_set(&why, -ENOMEM, "out of memory");
+	/* Only a reader that takes a new ring was kept. */
+	c->ring_moves = c->ring != NULL;
 	c->authorized = true;
 	c->uid = k->uid;
 	c->pid = k->pid;
@@ -216,6 +218,8 @@ static const char *not_keepable(const struct rt_conn *c)
 		return "TCP (TLS cannot be handed on)";
 	if (c->state != CONN_STREAMING)
 		return c->state == CONN_HELLO ? "no subscription yet" : "closing";
+	if (c->ring && !c->ring_moves)
+		return "a page ring reader whose library takes no new ring (an older libringtap)";
 	/* Its bytes would go on, the descriptor they carry would not. */
 	if (c->pass_fd >= 0)
 		return "its Ring frame and the ring's descriptor are not sent yet";
