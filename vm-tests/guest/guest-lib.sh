@@ -150,3 +150,18 @@ expect_every_seq() {
 		seq_total=$((seq_total + _n))
 	done
 }
+
+# The systemd guests' ringtapd: its main pid and its journal.
+unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
+journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
+
+# expect_handed_over I OLD: restart I replaced main pid OLD by a new one
+# ($new), OLD kept the session in systemd's fd store and the new one resumed.
+expect_handed_over() {
+	new=$(unit_pid)
+	[ "$new" != "$2" ] && [ "$new" != 0 ] || fail "restart $1: main pid $2 -> $new"
+	journalctl _PID="$2" -o cat | grep -q "kept in systemd's fd store" ||
+		fail "restart $1: pid $2 kept nothing: $(journalctl _PID="$2" -o cat | tail -n 5)"
+	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
+		fail "restart $1: pid $new resumed nothing: $(journal | tail -n 20)"
+}

@@ -15,7 +15,6 @@ pkgs="ringtapd ringtap libringtap0"
 export DEBIAN_FRONTEND=noninteractive
 W=/tmp/package-test
 mkdir -p $W
-journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 # Every path of the root file system but what dpkg, apt and the journal keep
 # of their own history (their logs and databases record the purge itself)
 # and the test's own files.

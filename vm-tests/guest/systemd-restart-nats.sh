@@ -12,8 +12,6 @@ restarts=${RESTARTS:-5}
 rate=${RATE:-5000}
 ncpus=$(nproc)
 
-unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
-journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
 command -v nats-server > /dev/null || fail "no nats-server in the guest"
@@ -39,12 +37,7 @@ for i in $(seq "$restarts"); do
 	old=$(unit_pid)
 	echo "note: restart $i at $(cut -d' ' -f1 /proc/uptime) s"
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
-	new=$(unit_pid)
-	[ "$new" != "$old" ] && [ "$new" != 0 ] || fail "restart $i: main pid $old -> $new"
-	journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
-		fail "restart $i: pid $old kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
-	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
-		fail "restart $i: pid $new resumed nothing: $(journal | tail -n 20)"
+	expect_handed_over "$i" "$old"
 	sleep 1
 done
 pass "$restarts restarts at $rate events/s with NATS publishing on"

@@ -10,8 +10,6 @@ restarts=${RESTARTS:-3}
 rate=${RATE:-20000}
 ncpus=$(nproc)
 
-unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
-journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 
 mkdir -p /etc/ringtap
 echo "buffer_kb = 64" > /etc/ringtap/ringtapd.conf
@@ -29,8 +27,7 @@ sleep 1
 for i in $(seq "$restarts"); do
 	old=$(unit_pid)
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
-	journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
-		fail "restart $i: pid $old kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
+	expect_handed_over "$i" "$old"
 	kill -0 "$client" 2> /dev/null || fail "restart $i: the client is gone: $(cat /tmp/s.err)"
 	sleep 1
 done

@@ -14,8 +14,6 @@ rate=${RATE:-5000}
 ncpus=$(nproc)
 echo "note: $(systemctl --version | head -n1)"
 
-unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
-journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
 expect_eq "events emitted before the test" "$(emitted total)" 0
@@ -64,12 +62,7 @@ for i in $(seq "$restarts"); do
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
 	# At once: stopped much longer, its queue would fill and drop (reported, but not this test's point).
 	[ "$i" != 1 ] || kill -CONT "$slow"
-	new=$(unit_pid)
-	[ "$new" != "$old" ] && [ "$new" != 0 ] || fail "restart $i: main pid $old -> $new"
-	journalctl _PID="$old" -o cat | grep -q "kept in systemd's fd store" ||
-		fail "restart $i: pid $old kept nothing: $(journalctl _PID="$old" -o cat | tail -n 5)"
-	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
-		fail "restart $i: pid $new resumed nothing: $(journal | tail -n 20)"
+	expect_handed_over "$i" "$old"
 	journalctl _PID="$new" -o cat | grep -q ' 3 of 3 subscriber(s) (0 left meanwhile)' ||
 		fail "restart $i: $(journalctl _PID="$new" -o cat | grep 'resumed after');" \
 			"client: $(cat /tmp/a.err); $(journal | tail -n 12)"

@@ -11,8 +11,6 @@ sock=/run/ringtap/ringtapd.sock
 variant=$(cat /variant)
 echo "note: $(systemctl --version | head -n1)"
 
-unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
-journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 records() { grep -c 'ringtap_test:ringtap_test' /tmp/a.out; }
 
 getent group ringtap > /dev/null || fail "sysusers did not create the ringtap group"
