@@ -244,7 +244,7 @@ static int pages_side(const struct rt_layout *l, struct rt_decoder *d, uint8_t *
 			if (rt_decode_page(d, (unsigned int)cpu, pages[cpu] + off, l->sub_buffer_size,
 					   NULL, NULL, &res) ||
 			    rt_encode_pages_parts((unsigned int)cpu, pages[cpu] + off,
-						  l->sub_buffer_size, res.records, &parts))
+						  l->sub_buffer_size, res.records, 0, &parts))
 				return 1;
 			memset(&frames[n], 0, sizeof(frames[n]));
 			for (unsigned int i = 0; i < parts.n; i++)

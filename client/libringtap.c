@@ -71,6 +71,15 @@ struct ringtap_client {
 	 */
 	bool starting;
 	struct rt_buf tap_later;
+	/*
+	 * A resumable stream (ringtap_connect_resumable()): the place after
+	 * each event handed out, per CPU (the last seq), from the Welcome's
+	 * start on; resume_from is what the Hello resumed from, if anything.
+	 */
+	bool resumable;
+	uint64_t *places;
+	size_t n_places;
+	const struct ringtap_resume *resume_from;
 	/* Frames with events that came before the Ring frame: handed out first. */
 	Ringtap__Frame **early;
 	size_t n_early, early_next;
@@ -316,7 +325,7 @@ static void tap_ring_event(struct ringtap_client *c, const struct ringtap_event 
 			tap_made(c);
 	} else if (ev->kind == RINGTAP_PAGE &&
 		   !rt_encode_pages_parts(ev->cpu, ev->page->data, ev->page->len,
-					  ev->page_records, &parts)) {
+					  ev->page_records, 0, &parts)) {
 		for (unsigned int i = 0; i < parts.n; i++)
 			if (rt_buf_put(&c->ring_buf, parts.iov[i].iov_base, parts.iov[i].iov_len))
 				return;
@@ -485,7 +494,7 @@ static int ring_frame(struct ringtap_client *c, Ringtap__Frame *f, struct ringta
 	}
 }
 
-int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
+static int next_event(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
 {
 	int64_t deadline = deadline_after(timeout_ms);
 	int ret = rt_consumer_next(&c->cons, ev);
@@ -539,6 +548,95 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 	}
 }
 
+/* The seq of the last record an event hands out (a page's last); 0: none. */
+static uint64_t event_seq(const struct ringtap_client *c, const struct ringtap_event *ev)
+{
+	const Ringtap__Frame *cur = c->cons.cur;
+	uint64_t first = 0;
+
+	switch (ev->kind) {
+	case RINGTAP_RECORD:
+		return ev->record ? (ev->record->has_seq ? ev->record->seq : 0) : c->cons.view.seq;
+	case RINGTAP_FIXED:
+		return ev->fixed->has_seq ? ev->fixed->seq : 0;
+	case RINGTAP_PAGE:
+		if (c->cons.in_place == RINGTAP__FRAME__MSG_PAGES)
+			first = c->cons.pages.first_seq;
+		else if (cur && cur->msg_case == RINGTAP__FRAME__MSG_PAGES &&
+			 cur->pages->has_first_seq && cur->pages->n_pages == 1)
+			first = cur->pages->first_seq;
+		return first && ev->page_records ? first + ev->page_records - 1 : 0;
+	default:
+		return 0;
+	}
+}
+
+int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
+{
+	int ret = next_event(c, ev, timeout_ms);
+	uint64_t seq;
+
+	/* The place moves as the event is handed out: what was handed out is never sent again. */
+	if (ret == 1 && c->resumable && ev->cpu < c->n_places && (seq = event_seq(c, ev)) &&
+	    seq > c->places[ev->cpu])
+		c->places[ev->cpu] = seq;
+	return ret;
+}
+
+struct ringtap_resume {
+	uint8_t *token;
+	size_t token_len;
+	uint64_t *seqs;			/* per CPU */
+	size_t n_seqs;
+};
+
+struct ringtap_resume *ringtap_resume_new(void)
+{
+	return calloc(1, sizeof(struct ringtap_resume));
+}
+
+void ringtap_resume_free(struct ringtap_resume *r)
+{
+	if (!r)
+		return;
+	free(r->token);
+	free(r->seqs);
+	free(r);
+}
+
+int ringtap_resume_save(const struct ringtap_client *c, struct ringtap_resume *r)
+{
+	const Ringtap__Welcome *w = c ? ringtap_welcome(c) : NULL;
+	uint8_t *token;
+	uint64_t *seqs;
+
+	if (!c || !r || !c->resumable || !w || !w->has_resume_token)
+		return -EINVAL;
+	token = malloc(w->resume_token.len ?: 1);
+	seqs = malloc((c->n_places ?: 1) * sizeof(*seqs));
+	if (!token || !seqs) {
+		free(token);
+		free(seqs);
+		return -ENOMEM;
+	}
+	memcpy(token, w->resume_token.data, w->resume_token.len);
+	memcpy(seqs, c->places, c->n_places * sizeof(*seqs));
+	free(r->token);
+	free(r->seqs);
+	*r = (struct ringtap_resume){ token, w->resume_token.len, seqs, c->n_places };
+	return 0;
+}
+
+size_t ringtap_resume_cpus(const struct ringtap_resume *r)
+{
+	return r ? r->n_seqs : 0;
+}
+
+uint64_t ringtap_resume_seq(const struct ringtap_resume *r, unsigned int cpu)
+{
+	return r && cpu < r->n_seqs ? r->seqs[cpu] : 0;
+}
+
 /* The public view types are the core's, field for field: a view is handed out as it is. */
 _Static_assert(sizeof(struct ringtap_value) == sizeof(struct rt_value) &&
 	       offsetof(struct ringtap_value, u) == offsetof(struct rt_value, u) &&
@@ -558,6 +656,7 @@ _Static_assert(sizeof(struct ringtap_record_view) == sizeof(struct rt_record_vie
 	       offsetof(struct ringtap_record_view, event_id) ==
 	       offsetof(struct rt_record_view, event_id) &&
 	       offsetof(struct ringtap_record_view, pid) == offsetof(struct rt_record_view, pid) &&
+	       offsetof(struct ringtap_record_view, seq) == offsetof(struct rt_record_view, seq) &&
 	       offsetof(struct ringtap_record_view, n_fields) ==
 	       offsetof(struct rt_record_view, n_fields) &&
 	       offsetof(struct ringtap_record_view, n_common) ==
@@ -684,6 +783,7 @@ void ringtap_close(struct ringtap_client *c)
 		ringtap__frame__free_unpacked(c->early[i], NULL);
 	free(c->early);
 	free(c->scratch);
+	free(c->places);
 	rt_wire_reader_release(&c->reader);
 	free(c->rbuf);
 	free(c);
@@ -717,6 +817,8 @@ static int refusal_errno(Ringtap__RefusalReason reason)
 		return -EACCES;
 	case RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION:
 		return -EINVAL;
+	case RINGTAP__REFUSAL_REASON__RESUME_REFUSED:
+		return -ESTALE;
 	default:
 		return -ECONNREFUSED;
 	}
@@ -787,6 +889,8 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Hello hello = RINGTAP__HELLO__INIT;
 	Ringtap__Subscription sub = RINGTAP__SUBSCRIPTION__INIT;
+	Ringtap__Resume resume = RINGTAP__RESUME__INIT;
+	_cleanup_free_ uint32_t *resume_cpus = NULL;
 	_cleanup_free_ uint8_t *bytes = NULL;
 	size_t len;
 	int ret;
@@ -813,6 +917,23 @@ static int send_hello(struct ringtap_client *c, const struct ringtap_client_opts
 	}
 	if (fill_subscription(o, &sub))
 		hello.subscription = &sub;
+	if (c->resumable) {
+		const struct ringtap_resume *r = c->resume_from;
+
+		hello.has_resumable = hello.resumable = true;
+		if (r && r->token_len) {
+			resume.token.data = r->token;
+			resume.token.len = r->token_len;
+			resume.n_seqs = resume.n_cpus = r->n_seqs;
+			resume.seqs = r->seqs;
+			resume.cpus = resume_cpus = calloc(r->n_seqs ?: 1, sizeof(*resume_cpus));
+			if (!resume_cpus)
+				return set_err(err, -ENOMEM, "out of memory");
+			for (size_t i = 0; i < r->n_seqs; i++)
+				resume_cpus[i] = (uint32_t)i;
+			hello.resume = &resume;
+		}
+	}
 	frame.msg_case = RINGTAP__FRAME__MSG_HELLO;
 	frame.hello = &hello;
 	ret = rt_wire_encode(&frame, &bytes, &len);
@@ -1110,8 +1231,47 @@ static bool ring_refused(int ret, const struct ringtap_connect_error *err)
 	}
 }
 
+/* The places a resumable stream starts from: the Welcome's (the resume's, when it resumed). */
+static int take_places(struct ringtap_client *c, struct ringtap_connect_error *err)
+{
+	const Ringtap__Welcome *w = ringtap_welcome(c);
+
+	if (!w->has_resume_token || w->n_start_seq != w->cpus)
+		return set_err(err, -EPROTONOSUPPORT, "ringtapd does not resume streams (its "
+			       "Welcome carries no resume token): an older daemon");
+	c->places = calloc(w->cpus ?: 1, sizeof(*c->places));
+	if (!c->places)
+		return set_err(err, -ENOMEM, "out of memory");
+	memcpy(c->places, w->start_seq, w->cpus * sizeof(*c->places));
+	c->n_places = w->cpus;
+	return 0;
+}
+
+static int connect_with(struct ringtap_client **out, const struct ringtap_client_opts *opts,
+			bool resumable, const struct ringtap_resume *from,
+			struct ringtap_connect_error *err);
+
 int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
 		    struct ringtap_connect_error *err)
+{
+	return connect_with(out, opts, false, NULL, err);
+}
+
+int ringtap_connect_resumable(struct ringtap_client **out, const struct ringtap_client_opts *opts,
+			      const struct ringtap_resume *from, struct ringtap_connect_error *err)
+{
+	if (opts && opts->transport == RINGTAP_TRANSPORT_RING) {
+		*out = NULL;
+		return set_err(err, -EINVAL, "a ring reader keeps its place in the ring: resumable "
+			       "streams are on the socket");
+	}
+	return connect_with(out, opts, true, from, err);
+}
+
+/* Connects, the Hello, the answer and, on the ring, the Ring frame; 0 or -errno with err. */
+static int connect_with(struct ringtap_client **out, const struct ringtap_client_opts *opts,
+			bool resumable, const struct ringtap_resume *from,
+			struct ringtap_connect_error *err)
 {
 	static const struct ringtap_client_opts defaults;
 	const struct ringtap_client_opts *o = opts ? opts : &defaults;
@@ -1136,7 +1296,10 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 	rt_wire_reader_init(&c->reader, RT_WIRE_MAX_FRAME_DEFAULT);
 	c->asked = o->encoding ? o->encoding : RINGTAP__ENCODING__DECODED;
 	c->encoding = c->asked;
-	if (o->transport != RINGTAP_TRANSPORT_SOCKET) {
+	c->resumable = resumable;
+	c->resume_from = from;
+	/* A resumable stream is a socket's: the ring has places of its own. */
+	if (o->transport != RINGTAP_TRANSPORT_SOCKET && !resumable) {
 		/* FIXED records are rewritten by ringtapd: the ring has none. */
 		bool local = rt_transport_is_local(path) && c->asked != RINGTAP__ENCODING__FIXED;
 
@@ -1162,6 +1325,8 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 		ret = read_answer(c, path, timeout_ms, deadline, err);
 	if (!ret && c->ring_mode)
 		ret = ring_start(c, o, deadline, err);
+	if (!ret && c->resumable)
+		ret = take_places(c, err);
 	if (ret && c->ring_mode && o->transport == RINGTAP_TRANSPORT_RING_OR_SOCKET &&
 	    ring_refused(ret, err)) {
 		/* Not served over the ring (an older daemon, a peer it does not trust with it). */

@@ -89,17 +89,20 @@ static void usage(FILE *f)
  */
 static struct ringtap_client *connect_again(struct recording *r,
 					    const struct ringtap_client_opts *opts,
-					    const Ringtap__Welcome *was, double deadline, int *status)
+					    const Ringtap__Welcome *was, double deadline,
+					    const struct ringtap_resume *place, int *status)
 {
 	const struct cli_reconnect how = { .wake_fd = -1, .stop = &stop, .deadline = deadline };
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;
 	const Ringtap__Welcome *w;
 	double since = cli_now_s();
+	char refused[512] = "";
+	bool resumed = false;
 	int ret;
 
 	fprintf(stderr, "%sringtap record: ringtapd went away; reconnecting\n", recording_nl(r));
-	ret = cli_reconnect(&c, opts, &how, &err);
+	ret = cli_reconnect(&c, opts, &how, place, &resumed, refused, sizeof(refused), &err);
 	if (ret) {
 		/* Stopped or out of time while waiting: the end asked for. */
 		if (ret != -ECANCELED) {
@@ -117,6 +120,15 @@ static struct ringtap_client *connect_again(struct recording *r,
 		ringtap_close(c);
 		return NULL;
 	}
+	if (resumed) {
+		r->resumes++;
+		fprintf(stderr, "ringtap record: reconnected after %.1f s and resumed where the "
+			"stream was: nothing in between is missing unless reported lost\n",
+			cli_now_s() - since);
+		return c;
+	}
+	if (*refused)
+		fprintf(stderr, "ringtap record: %s\n", refused);
 	recording_gap(r);
 	fprintf(stderr, "ringtap record: reconnected after %.1f s; events in between are not "
 		"recorded\n", cli_now_s() - since);
@@ -288,6 +300,8 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 	const Ringtap__Welcome *welcome = ringtap_welcome(c);
 	double start = cli_now_s(), next_progress = start + 1, end_by = 0;
 	struct ringtap_client *next;
+	/* --reconnect: the stream is resumable (record_main connected it so). */
+	struct ringtap_resume *place = a->reconnect ? ringtap_resume_new() : NULL;
 	bool ending = false;
 	int ret = 0;
 
@@ -333,9 +347,14 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 				break;
 			}
 			recording_flush(r);
+			/* Where the file is, to resume from: its pages are those handed out. */
+			if (place && ringtap_resume_save(c, place)) {
+				ringtap_resume_free(place);
+				place = NULL;
+			}
 			/* The old Welcome is what the new one must match: closed after. */
 			next = connect_again(r, &a->opts, welcome,
-					     a->duration ? start + a->duration : 0, &ret);
+					     a->duration ? start + a->duration : 0, place, &ret);
 			ringtap_close(c);
 			c = next;
 			if (!c)
@@ -360,6 +379,7 @@ tick:
 	recording_flush(r);
 	/* The daemon is let go first: putting a big trace.dat together takes a while. */
 	ringtap_close(c);
+	ringtap_resume_free(place);
 	return ret;
 }
 
@@ -404,7 +424,8 @@ int cmd_record(int argc, char **argv)
 	a.opts.tap = recording_tap_bytes;
 	a.opts.tap_ctx = &r;
 	a.opts.host_texts = r.tracedat;
-	if (ringtap_connect(&c, &a.opts, &err)) {
+	if (a.reconnect ? ringtap_connect_resumable(&c, &a.opts, NULL, &err) :
+			  ringtap_connect(&c, &a.opts, &err)) {
 		fprintf(stderr, "ringtap record: %s\n", err.text);
 		ret = 1;
 		goto out;

@@ -52,6 +52,7 @@ struct recording {
 	uint64_t events;		/* in the pages, as the daemon counted them */
 	FILE *clock;			/* --clock-file: the host's clock pairs */
 	uint64_t gaps;			/* reconnections: what happened meanwhile is not here */
+	uint64_t resumes;		/* reconnections that resumed: nothing is missing */
 	unsigned int host_texts;	/* HostTexts frames taken */
 	bool line_open;			/* a progress line on a terminal, not ended */
 	struct cpu_losses *cpu;		/* Welcome.cpus of them */

@@ -102,11 +102,13 @@ static const char *hint(int err)
 	return "";
 }
 
-static struct ringtap_client *connect_or_say(const struct ringtap_client_opts *opts)
+static struct ringtap_client *connect_or_say(const struct ringtap_client_opts *opts,
+					     bool resumable)
 {
 	struct ringtap_connect_error err;
 	struct ringtap_client *c;
-	int ret = ringtap_connect(&c, opts, &err);
+	int ret = resumable ? ringtap_connect_resumable(&c, opts, NULL, &err) :
+			      ringtap_connect(&c, opts, &err);
 
 	if (ret == 0)
 		return c;
@@ -183,6 +185,8 @@ struct stream {
 	bool reconnect;		/* the connection ending is a gap, not the end */
 	bool disconnected;
 	uint64_t gaps;
+	uint64_t resumes;	/* reconnections that went on from where the stream was */
+	struct ringtap_resume *place;	/* --reconnect: where the stream is, to resume from */
 	int exit_code;
 };
 
@@ -294,24 +298,34 @@ static int signal_fd(void)
 }
 
 /*
- * The daemon went away (restarted by systemd, say): connect again with a
- * growing pause, and say on the stream itself that there is a gap, since
- * whatever happened in between was never recorded for us. Returns false
- * when a signal asked us to stop meanwhile.
+ * The daemon went away (restarted or crashed, say): connect again with a
+ * growing pause and resume from the last record printed: the daemon sends
+ * what came meanwhile from its page ring, and a Lost line for what it no
+ * longer held. Where it cannot (a daemon stopped and started since), the
+ * stream itself says there is a gap. Returns false when a signal asked us
+ * to stop meanwhile.
  */
 static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, int sfd)
 {
 	const struct cli_reconnect how = { .wake_fd = sfd };
 	struct ringtap_connect_error err;
 	double since = cli_now_s();
+	char refused[512] = "";
+	bool resumed = false;
 	int ret;
 
+	/* An older daemon's stream is not resumable: a gap, as before. */
+	if (s->place && ringtap_resume_save(s->c, s->place)) {
+		ringtap_resume_free(s->place);
+		s->place = NULL;
+	}
 	ringtap_close(s->c);
 	s->c = NULL;
 	s->disconnected = false;
-	printf("# gap: connection to ringtapd lost; reconnecting\n");
+	printf("# connection to ringtapd lost; reconnecting\n");
 	fflush(stdout);
-	ret = cli_reconnect(&s->c, opts, &how, &err);
+	ret = cli_reconnect(&s->c, opts, &how, s->place, &resumed, refused, sizeof(refused),
+			    &err);
 	if (ret == -ECANCELED)
 		return false;
 	if (ret) {
@@ -320,7 +334,16 @@ static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, 
 		return false;
 	}
 	ringtap_set_record_views(s->c, true);
+	if (resumed) {
+		s->resumes++;
+		printf("# resumed after %.1f s where the stream was: nothing in between is "
+		       "missing unless a lost line says so\n", cli_now_s() - since);
+		fprintf(stderr, "ringtap: reconnected after %.1f s, resumed\n", cli_now_s() - since);
+		return true;
+	}
 	s->gaps++;
+	if (*refused)
+		fprintf(stderr, "ringtap: %s\n", refused);
 	printf("# gap: reconnected after %.1f s; events in between were not recorded\n",
 	       cli_now_s() - since);
 	fprintf(stderr, "ringtap: reconnected after %.1f s\n", cli_now_s() - since);
@@ -548,7 +571,12 @@ static int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "ringtap: signalfd: %s\n", strerror(-sfd));
 		goto fail;
 	}
-	s.c = connect_or_say(&opts);
+	/* --reconnect: numbered records, to resume where the stream was cut. */
+	if (s.reconnect && !(s.place = ringtap_resume_new())) {
+		fprintf(stderr, "ringtap: out of memory\n");
+		goto fail;
+	}
+	s.c = connect_or_say(&opts, s.reconnect);
 	if (!s.c)
 		goto fail;
 	/* Lines are built from records read in place: no message unpacked per record. */
@@ -563,8 +591,9 @@ static int cmd_stream(int argc, char **argv)
 	}
 	fprintf(stderr, "ringtap: %" PRIu64 " records, %" PRIu64 " lost", s.records, s.lost);
 	if (s.reconnect)
-		fprintf(stderr, ", %" PRIu64 " gap(s)", s.gaps);
+		fprintf(stderr, ", %" PRIu64 " gap(s), %" PRIu64 " resumed", s.gaps, s.resumes);
 	fputc('\n', stderr);
+	ringtap_resume_free(s.place);
 	free(s.line);
 	stream_args_free(&a);
 	close(sfd);
@@ -572,6 +601,7 @@ static int cmd_stream(int argc, char **argv)
 fail:
 	if (sfd >= 0)
 		close(sfd);
+	ringtap_resume_free(s.place);
 	stream_args_free(&a);
 	return ret > 0 ? 0 : 1;
 }
@@ -630,7 +660,7 @@ static int cmd_info(int argc, char **argv)
 		fprintf(stderr, "ringtap info: unexpected argument '%s'\n", argv[optind]);
 		return 1;
 	}
-	c = connect_or_say(&opts);
+	c = connect_or_say(&opts, false);
 	if (!c)
 		return 1;
 	w = ringtap_welcome(c);

@@ -151,6 +151,35 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 		    struct ringtap_connect_error *err);
 
 /*
+ * A stream that survives its connection: a daemon's crash or restart, a
+ * network cut. Connects as ringtap_connect() does, asking for a resumable
+ * stream: every record and page comes numbered, and the Welcome carries a
+ * token only this peer (uid, or certificate name) can resume with. With
+ * from holding a place (ringtap_resume_save() of an earlier connection),
+ * the daemon first sends everything that came after it, from its page
+ * ring, then the live stream: no record twice, none missed while the ring
+ * still held it (what it no longer held comes as a Lost report). The
+ * subscription of opts must be the one the place was saved from. Not for
+ * the ring transport (-EINVAL). -ESTALE when the daemon refused the
+ * resume (RESUME_REFUSED: a token stale, forged or another peer's; err
+ * says which): connect again with from NULL, a new stream.
+ */
+struct ringtap_resume;
+
+struct ringtap_resume *ringtap_resume_new(void);
+void ringtap_resume_free(struct ringtap_resume *r);
+int ringtap_connect_resumable(struct ringtap_client **out, const struct ringtap_client_opts *opts,
+			      const struct ringtap_resume *from, struct ringtap_connect_error *err);
+/*
+ * The place after the last event ringtap_next() handed out, and the token,
+ * into r (before ringtap_close()). 0; -EINVAL for a stream not resumable.
+ */
+int ringtap_resume_save(const struct ringtap_client *c, struct ringtap_resume *r);
+/* The CPUs a place counts, and the last seq handed out on one (0: none yet). */
+size_t ringtap_resume_cpus(const struct ringtap_resume *r);
+uint64_t ringtap_resume_seq(const struct ringtap_resume *r, unsigned int cpu);
+
+/*
  * Ends the stream but not the connection: sends a Bye; ringtap_next() then
  * gives what the daemon had queued for this client, its last loss reports
  * and RINGTAP_END (end_clean when the daemon said Bye back). What a
@@ -271,6 +300,7 @@ struct ringtap_record_view {
 	size_t n_fields, n_common;
 	const struct ringtap_value *fields;	/* in the order of the event's Schema */
 	const struct ringtap_value *common;	/* in the order of Layout.common_fields */
+	uint64_t seq;		/* a resumable stream's Record.seq (0: none); last, for older programs */
 };
 
 void ringtap_set_record_views(struct ringtap_client *c, bool on);

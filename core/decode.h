@@ -23,6 +23,8 @@ struct rt_record {
 	struct tep_event *event;	/* NULL when the id is not in the layout */
 	const uint8_t *data;		/* the event, from its common header on */
 	unsigned int size;
+	/* Its number among the records read on its CPU (Record.seq); 0: not numbered. */
+	uint64_t seq;
 };
 
 struct rt_page_result {

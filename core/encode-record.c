@@ -84,6 +84,7 @@ struct plan {
 struct rt_record_encoder {
 	const struct rt_layout *layout;
 	bool common;
+	bool numbered;		/* Record.seq goes with each record that has one */
 	char **only;		/* NULL-terminated copy; NULL: every field */
 	struct plan **plans;	/* by kernel event id; NULL: not compiled yet */
 	size_t n_plans;
@@ -645,6 +646,16 @@ void rt_record_encoder_free(struct rt_record_encoder *e)
 	free(e);
 }
 
+void rt_record_encoder_set_numbered(struct rt_record_encoder *e, bool numbered)
+{
+	e->numbered = numbered;
+}
+
+bool rt_record_encoder_numbered(const struct rt_record_encoder *e)
+{
+	return e->numbered;
+}
+
 bool rt_record_encoder_is(const struct rt_record_encoder *e, bool common,
 			  const char *const *only)
 {
@@ -677,7 +688,7 @@ int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *r
 	 * One pass: the Record is written after room for a one-byte length,
 	 * which most records need, and moved on when its length took more.
 	 */
-	room = plan->max_size + (size_t)plan->n_dynamic * rec->size;
+	room = plan->max_size + (size_t)plan->n_dynamic * rec->size + 1 + 10;
 	ret = rt_buf_reserve(out, 1 + varint_size(room) + room);
 	if (ret)
 		return ret;
@@ -700,6 +711,10 @@ int rt_record_encoder_put(struct rt_record_encoder *e, const struct rt_record *r
 	else
 		for (unsigned int i = 0; i < plan->n; i++)
 			p = put_step(p, &plan->steps[i], rec, l, false);
+	if (e->numbered && rec->seq) {
+		*p++ = (6 << 3);
+		p = put_varint(p, rec->seq);
+	}
 	size = (size_t)(p - body);
 	head = 1 + varint_size(size);
 	if (head != 2)
@@ -723,7 +738,7 @@ int rt_encode_record(const struct rt_record *rec, const struct rt_layout *l, boo
 	return ret;
 }
 
-int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
+int rt_encode_fixed_record(uint64_t timestamp, uint64_t seq, const uint8_t *data, size_t len,
 			   struct rt_buf *out)
 {
 	Ringtap__FixedRecord r = RINGTAP__FIXED_RECORD__INIT;
@@ -731,6 +746,8 @@ int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
 	int ret;
 
 	r.timestamp = timestamp;
+	r.has_seq = seq != 0;
+	r.seq = seq;
 	r.data.data = (uint8_t *)data;
 	r.data.len = len;
 	size = ringtap__fixed_record__get_packed_size(&r);

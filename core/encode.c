@@ -29,6 +29,7 @@ bool rt_encode_selected(const char *const *only, const char *name)
 #define TAG_PAGES_CPU		((1 << 3) | 0)
 #define TAG_PAGES_PAGES		((2 << 3) | 2)
 #define TAG_PAGES_RECORDS	((3 << 3) | 0)
+#define TAG_PAGES_FIRST_SEQ	((4 << 3) | 0)
 #define FRAME_TAG(kind)		(((unsigned int)(kind) << 3) | 2)
 
 int rt_buf_grow(struct rt_buf *b, size_t n)
@@ -127,12 +128,13 @@ int rt_encode_batch_parts(Ringtap__Frame__MsgCase kind, unsigned int cpu,
  * Fields in number order as protobuf-c packs them (test-encode compares).
  */
 int rt_encode_pages_parts(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
-			  struct rt_frame_parts *out)
+			  uint64_t first_seq, struct rt_frame_parts *out)
 {
 	uint8_t tmp[RT_WIRE_VARINT_MAX];
 	size_t pages_len = 1 + rt_wire_varint_encode(cpu, tmp) +
 			   1 + rt_wire_varint_encode(len, tmp) + len +
-			   1 + rt_wire_varint_encode(records, tmp);
+			   1 + rt_wire_varint_encode(records, tmp) +
+			   (first_seq ? 1 + rt_wire_varint_encode(first_seq, tmp) : 0);
 	size_t frame_len = rt_wire_varint_encode(FRAME_TAG(RINGTAP__FRAME__MSG_PAGES), tmp) +
 			   rt_wire_varint_encode(pages_len, tmp) + pages_len;
 	size_t head = 0, tail = 0;
@@ -148,6 +150,10 @@ int rt_encode_pages_parts(unsigned int cpu, const uint8_t *page, size_t len, uns
 	put_edge(out->head, &head, len);
 	put_edge(out->tail, &tail, TAG_PAGES_RECORDS);
 	put_edge(out->tail, &tail, records);
+	if (first_seq) {
+		put_edge(out->tail, &tail, TAG_PAGES_FIRST_SEQ);
+		put_edge(out->tail, &tail, first_seq);
+	}
 	parts_done(out, page, len, head, tail);
 	return 0;
 }
@@ -239,6 +245,13 @@ int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 			    const struct rt_host *host, const struct rt_layout *l,
 			    struct rt_buf *out)
 {
+	return rt_encode_welcome_resume_frame(version, encoding, host, l, NULL, out);
+}
+
+int rt_encode_welcome_resume_frame(uint32_t version, Ringtap__Encoding encoding,
+				   const struct rt_host *host, const struct rt_layout *l,
+				   const struct rt_welcome_resume *resume, struct rt_buf *out)
+{
 	Ringtap__Frame frame = RINGTAP__FRAME__INIT;
 	Ringtap__Welcome w = RINGTAP__WELCOME__INIT;
 	Ringtap__Layout lay = RINGTAP__LAYOUT__INIT;
@@ -278,6 +291,13 @@ int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 	w.cpus = host->cpus;
 	w.trace_clock = (char *)host->trace_clock;
 	w.layout = &lay;
+	if (resume) {
+		w.has_resume_token = true;
+		w.resume_token.data = (uint8_t *)resume->token;
+		w.resume_token.len = resume->token_len;
+		w.n_start_seq = resume->n_start_seq;
+		w.start_seq = (uint64_t *)resume->start_seq;
+	}
 	frame.msg_case = RINGTAP__FRAME__MSG_WELCOME;
 	frame.welcome = &w;
 	ret = put_frame(&frame, out);

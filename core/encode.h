@@ -49,6 +49,9 @@ struct rt_record_encoder;
 int rt_record_encoder_new(struct rt_record_encoder **out, const struct rt_layout *layout,
 			  bool common, const char *const *only);
 void rt_record_encoder_free(struct rt_record_encoder *e);
+/* Record.seq (rt_record.seq, when not 0) goes with every record from now: a resumable stream. */
+void rt_record_encoder_set_numbered(struct rt_record_encoder *e, bool numbered);
+bool rt_record_encoder_numbered(const struct rt_record_encoder *e);
 /* Whether it sends records that way (only: NULL-terminated names, or NULL). */
 bool rt_record_encoder_is(const struct rt_record_encoder *e, bool common,
 			  const char *const *only);
@@ -78,7 +81,7 @@ int rt_encode_record(const struct rt_record *rec, const struct rt_layout *layout
 bool rt_encode_selected(const char *const *only, const char *name);
 
 /* Appends a FixedRecord (tag, length, packed) holding legacy bytes. */
-int rt_encode_fixed_record(uint64_t timestamp, const uint8_t *data, size_t len,
+int rt_encode_fixed_record(uint64_t timestamp, uint64_t seq, const uint8_t *data, size_t len,
 			   struct rt_buf *out);
 
 /*
@@ -105,9 +108,9 @@ struct rt_frame_parts {
 int rt_encode_batch_parts(Ringtap__Frame__MsgCase kind, unsigned int cpu,
 			  const struct rt_buf *records, struct rt_frame_parts *out);
 
-/* Frame{Pages{cpu, [page], [records]}} around the page. */
+/* Frame{Pages{cpu, [page], [records], first_seq}} around the page; first_seq 0: left out. */
 int rt_encode_pages_parts(unsigned int cpu, const uint8_t *page, size_t len, unsigned int records,
-			  struct rt_frame_parts *out);
+			  uint64_t first_seq, struct rt_frame_parts *out);
 
 /*
  * A delimited Frame{Schema} for the event: with offsets (one per field, in
@@ -138,6 +141,17 @@ struct rt_host {
 int rt_encode_welcome_frame(uint32_t version, Ringtap__Encoding encoding,
 			    const struct rt_host *host, const struct rt_layout *layout,
 			    struct rt_buf *out);
+/* A resumable subscriber's Welcome fields: its token, and per CPU the seq it starts above. */
+struct rt_welcome_resume {
+	const uint8_t *token;
+	size_t token_len;
+	const uint64_t *start_seq;
+	size_t n_start_seq;
+};
+
+int rt_encode_welcome_resume_frame(uint32_t version, Ringtap__Encoding encoding,
+				   const struct rt_host *host, const struct rt_layout *layout,
+				   const struct rt_welcome_resume *resume, struct rt_buf *out);
 int rt_encode_heartbeat_frame(uint64_t trace_clock_ns, uint64_t realtime_ns, struct rt_buf *out);
 
 /* The texts a trace.dat carries besides formats; a NULL text is left out. */

@@ -179,6 +179,22 @@ int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from)
 	return 0;
 }
 
+uint64_t rt_ring_oldest(const struct rt_ring *ring, unsigned int cpu)
+{
+	uint64_t written = rt_ring_written(ring, cpu);
+	uint32_t slots = ring->head.slots;
+	/* The slot of page written - slots may be the one the writer reads into: kept off. */
+	uint64_t page = written >= slots ? written - (slots - 1) : 0;
+
+	if (cpu >= ring->head.ncpus)
+		return 0;
+	/* A ring that went on from another's starts with empty slots. */
+	while (page < written &&
+	       __atomic_load_n(&slot_of(ring, cpu, page)->seq, __ATOMIC_ACQUIRE) != 2 * page + 2)
+		page++;
+	return page;
+}
+
 void rt_ring_cursor_start(struct rt_ring_cursor *cur, uint64_t page, uint64_t events_before,
 			  uint64_t kernel_lost, uint64_t kernel_inexact, uint64_t malformed)
 {

@@ -115,6 +115,11 @@ int rt_ring_attach(struct rt_ring *ring, const void *base, size_t size);
  * area; no page is copied. 0, or -EINVAL for another number of CPUs.
  */
 int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from);
+/*
+ * The oldest page whole in the area on the CPU (rt_ring_written() when
+ * none is): where a reader that wants all it holds starts.
+ */
+uint64_t rt_ring_oldest(const struct rt_ring *ring, unsigned int cpu);
 /* Pages whole on the CPU so far (the writer's count, read with acquire). */
 uint64_t rt_ring_written(const struct rt_ring *ring, unsigned int cpu);
 

@@ -76,7 +76,8 @@ static int put_sub(struct rt_buf *b, const struct rt_state_sub *s)
 	    (ret = put_blob(b, s->schema_sent, s->schema_sent_len)) ||
 	    (ret = put_u64(b, s->raw_schemas)) || (ret = put_u64(b, s->delivered)) ||
 	    (ret = put_u64(b, s->dropped)) || (ret = put_u64(b, s->kernel_lost)) ||
-	    (ret = put_blob(b, s->unsent, s->unsent_len)) || (ret = put_u32(b, s->transport)))
+	    (ret = put_blob(b, s->unsent, s->unsent_len)) || (ret = put_u32(b, s->transport)) ||
+	    (ret = put_u32(b, s->numbered)))
 		return ret;
 	return end_record(b, at);
 }
@@ -209,6 +210,8 @@ static int get_sub(struct cursor *outer, struct rt_state_sub *s)
 	s->unsent = get_blob(&c, &s->unsent_len);
 	/* The first release's record ends here: a socket subscriber. */
 	s->transport = more(&c) ? get_u32(&c) : RT_STATE_TRANSPORT_SOCKET;
+	/* Added later under version 1: a release before it kept no resumable subscriber. */
+	s->numbered = more(&c) ? get_u32(&c) != 0 : false;
 	return c.short_read ? -EINVAL : 0;
 }
 

@@ -22,7 +22,8 @@
  * Added under version 1, each skipped by the first release's reader (it
  * never looks past what it knows of a record, nor past the subscribers):
  * each CPU's page ring counts and its other counts at the end of its record, the transport at
- * the end of a subscriber's, and the ring's geometry after the last
+ * the end of a subscriber's, then whether it is resumable (its records
+ * numbered), and the ring's geometry after the last
  * subscriber. A state without them (the first release's) reads as one
  * without a ring and with socket subscribers only.
  */
@@ -74,6 +75,7 @@ struct rt_state_sub {
 	const uint8_t *unsent;		/* whole frames, the first maybe begun already */
 	size_t unsent_len;
 	uint32_t transport;		/* RT_STATE_TRANSPORT_* */
+	bool numbered;			/* Hello.resumable: its records carry their seq */
 };
 
 struct rt_state {

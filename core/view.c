@@ -16,6 +16,7 @@ enum wire_type { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 #define PAGES_CPU		1
 #define PAGES_PAGES		2
 #define PAGES_RECORDS		3
+#define PAGES_FIRST_SEQ		4
 
 static bool get_varint_slow(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
@@ -262,11 +263,12 @@ int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len
 	uint64_t num;
 	size_t l;
 
+	v->first_seq = 0;
 	/* The CPU may come anywhere; every field is checked here, so next only finds. */
 	while (p < end) {
 		if (!get_field(&p, end, &number, &type, &num, &bytes, &l))
 			return -EBADMSG;
-		if ((number == PAGES_CPU && type != WT_VARINT) ||
+		if (((number == PAGES_CPU || number == PAGES_FIRST_SEQ) && type != WT_VARINT) ||
 		    (number == PAGES_PAGES && type != WT_LEN) ||
 		    (number == PAGES_RECORDS && type != WT_VARINT && type != WT_LEN))
 			return -EBADMSG;	/* a known field with another wire type */
@@ -274,6 +276,8 @@ int rt_pages_view_open(struct rt_pages_view *v, const uint8_t *pages, size_t len
 			v->cpu = (uint32_t)num;
 			have_cpu = true;
 		}
+		if (number == PAGES_FIRST_SEQ)
+			v->first_seq = num;
 		/* A packed run of counts must hold whole varints, as protobuf-c checks. */
 		if (number == PAGES_RECORDS && type == WT_LEN && !whole_varints(bytes, bytes + l))
 			return -EBADMSG;
@@ -397,10 +401,17 @@ static __attribute__((noinline)) int read_record(const uint8_t *p, const uint8_t
 	const uint8_t *bytes;
 	size_t len;
 
+	rec->seq = 0;
 	while (p < end) {
 		uint8_t key = *p;
 
 		switch (key) {
+		case (6 << 3) | WT_VARINT:	/* seq */
+			p++;
+			if (!get_varint(&p, end, &num))
+				return -EBADMSG;
+			rec->seq = num;
+			continue;
 		case (1 << 3) | WT_VARINT:	/* timestamp */
 		case (2 << 3) | WT_VARINT:	/* event_id */
 		case (3 << 3) | WT_VARINT:	/* pid */
@@ -573,7 +584,7 @@ static inline __attribute__((always_inline)) int read_record_as_written(
 	const uint8_t *p, const uint8_t *end, struct rt_record_view *rec, struct rt_value *vals,
 	size_t max)
 {
-	uint64_t timestamp, event_id, pid;
+	uint64_t timestamp, event_id, pid, seq = 0;
 	uint8_t key = (4 << 3) | WT_LEN;	/* fields, then common */
 	size_t n = 0, nf = 0;
 
@@ -585,6 +596,12 @@ static inline __attribute__((always_inline)) int read_record_as_written(
 	while (p < end) {
 		const uint8_t *next;
 
+		/* A resumable stream's seq comes last. */
+		if (*p == ((6 << 3) | WT_VARINT)) {
+			if (!(p = varint_at(p + 1, end, &seq)) || p != end)
+				return 0;
+			break;
+		}
 		if (*p != key) {
 			if (key == ((5 << 3) | WT_LEN) || *p != ((5 << 3) | WT_LEN))
 				return 0;
@@ -605,6 +622,7 @@ static inline __attribute__((always_inline)) int read_record_as_written(
 	rec->timestamp = timestamp;
 	rec->event_id = (uint32_t)event_id;
 	rec->pid = (int32_t)pid;
+	rec->seq = seq;
 	rec->fields = vals;
 	rec->n_fields = nf;
 	rec->common = vals + nf;
@@ -692,6 +710,7 @@ int rt_record_view_of(const Ringtap__Record *r, struct rt_record_view *rec, stru
 	rec->timestamp = r->timestamp;
 	rec->event_id = r->event_id;
 	rec->pid = r->pid;
+	rec->seq = r->has_seq ? r->seq : 0;
 	rec->fields = vals;
 	rec->n_fields = r->n_fields;
 	rec->common = vals + r->n_fields;

@@ -43,6 +43,7 @@ struct rt_record_view {
 	size_t n_fields, n_common;
 	const struct rt_value *fields;	/* in the order of the event's Schema */
 	const struct rt_value *common;	/* in the order of Layout.common_fields */
+	uint64_t seq;			/* Record.seq; 0: not sent (last: libringtap's ABI) */
 };
 
 /* A Batch's records, in order. */
@@ -80,6 +81,7 @@ int rt_batch_view_next(struct rt_batch_view *b, struct rt_record_view *rec, stru
 /* A Pages message's sub-buffers, in order, with the daemon's count of each one's events. */
 struct rt_pages_view {
 	uint32_t cpu;
+	uint64_t first_seq;			/* Pages.first_seq; 0: not sent */
 	const uint8_t *next, *end;		/* the fields not yet read for pages */
 	const uint8_t *counts;			/* ... and for Pages.records */
 	const uint8_t *count_run, *count_end;	/* a packed run of counts being read */

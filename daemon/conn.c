@@ -23,6 +23,7 @@
 #include "log.h"
 #include "filter.h"
 #include "page_ring.h"
+#include "replay.h"
 #include "ring_conn.h"
 #include "select.h"
 #include "selection.h"
@@ -142,6 +143,7 @@ void conn_free(struct rt_conn *c)
 	rt_wire_reader_release(&c->reader);
 	rt_subscriber_release(&c->out.sub);
 	free_selection(c);
+	replay_free(c);
 	ring_reader_free(c->ring);
 	c->ring = NULL;
 	rt_buf_free(&c->kept_sub);
@@ -478,6 +480,29 @@ static void take_name(struct rt_conn *c, const char *client_name)
 	}
 }
 
+/*
+ * Hello.resumable and Hello.resume: its records numbered, and where it
+ * resumes checked against its token; false when refused.
+ */
+static bool take_resume(struct rt_conn *c, const Ringtap__Hello *hello)
+{
+	struct rt_why why = { "" };
+
+	c->out.numbered = (hello->has_resumable && hello->resumable) || hello->resume;
+	if (!c->out.numbered)
+		return true;
+	if (c->ring) {
+		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
+		       "resumable applies to SOCKET: a ring reader keeps its place in the ring");
+		return false;
+	}
+	if (hello->resume && replay_begin(c, hello->resume, &why)) {
+		refuse(c, RINGTAP__REFUSAL_REASON__RESUME_REFUSED, why.text);
+		return false;
+	}
+	return true;
+}
+
 /* Whether the limits leave room for one more subscriber; refused with the limit's name if not. */
 static bool room_for(struct rt_conn *c)
 {
@@ -545,6 +570,8 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		}
 		c->ring_moves = hello->has_ring_moves && hello->ring_moves;
 	}
+	if (!take_resume(c, hello))
+		return;
 	if (!room_for(c))
 		return;
 	ret = hello->subscription ? options_apply(c, hello->subscription, &why) : 0;
@@ -554,8 +581,14 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		refuse_subscription(c, ret, &why);
 		return;
 	}
-	ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->id.host, srv->layout, &b);
-	if (ret || conn_push(c, &b)) {
+	if (c->out.numbered) {
+		ret = replay_welcome(c, agreed.version, agreed.encoding);
+	} else {
+		ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->id.host,
+					      srv->layout, &b);
+		ret = ret ?: conn_push(c, &b);
+	}
+	if (ret) {
 		rt_buf_free(&b);
 		c->dead = "cannot send Welcome";
 		return;
@@ -582,7 +615,9 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version,
-	       c->ring ? ", reading the page ring" : "");
+	       c->ring ? ", reading the page ring" : c->replay ? ", resuming" : "");
+	/* Its first catch-up now: a daemon with nothing new to read would not call again soon. */
+	replay_step(c);
 }
 
 static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
@@ -880,8 +915,11 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	}
 	if ((revents & EPOLLIN) && !c->peer_shut && !conn_take_input(c))
 		return 0;
-	if (revents & (EPOLLOUT | EPOLLHUP | EPOLLERR))
-		conn_write(c);
+	if ((revents & (EPOLLOUT | EPOLLHUP | EPOLLERR)) && !conn_write(c))
+		return 0;
+	/* Its socket took some: more of its catch-up, whether pages come or not. */
+	if ((revents & EPOLLOUT) && c->replay && c->state == CONN_STREAMING)
+		replay_step(c);
 	return 0;
 }
 

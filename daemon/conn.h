@@ -32,6 +32,7 @@
 #include "server-opts.h"
 #include "ringtap.pb-c.h"
 #include "subscriber.h"
+#include "token.h"
 #include "wire.h"
 
 struct rt_acl;
@@ -84,6 +85,8 @@ struct rt_server {
 	struct rt_host_id id;
 	struct fanout fan;		/* the ways records are encoded, shared by connections */
 	struct rt_page_ring *ring;	/* what RING readers map (the pump's); NULL: none */
+	struct rt_token_secret secret;	/* resume tokens are signed with it (token.h) */
+	struct rt_decoder *replay_decoder;	/* pages of a resumed subscriber's catch-up */
 	void (*latency_changed)(void *userdata);
 	bool (*pass_wanted)(void *userdata);
 	int (*status)(void *userdata, struct rt_buf *frame);

@@ -65,6 +65,8 @@ struct rt_conn {
 	bool write_due;		/* a drain queued frames: rt_server_flush() writes them */
 	struct ring_reader *ring;	/* the RING transport (ring_conn.h); NULL: pages on the socket */
 	bool ring_moves;		/* its Hello: it takes a new ring after a restart */
+	/* Resuming (replay.h): caught up from the ring first; the live stream passes it by. */
+	struct conn_replay *replay;
 	/*
 	 * A descriptor (not ours to close) passed with the byte pass_fd_at
 	 * queued bytes on (SCM_RIGHTS); -1: none. A write stops before that

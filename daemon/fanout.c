@@ -35,7 +35,8 @@ int fanout_choose_encoding(struct fanout *f, struct fanout_sub *t)
 	if (t->encoding != RINGTAP__ENCODING__DECODED)
 		return 0;
 	for (w = f->ways; w; w = w->next)
-		if (rt_record_encoder_is(w->encoder, t->common, only))
+		if (rt_record_encoder_is(w->encoder, t->common, only) &&
+		    rt_record_encoder_numbered(w->encoder) == t->numbered)
 			break;
 	if (!w) {
 		w = calloc(1, sizeof(*w));
@@ -46,6 +47,7 @@ int fanout_choose_encoding(struct fanout *f, struct fanout_sub *t)
 			free(w);
 			return ret;
 		}
+		rt_record_encoder_set_numbered(w->encoder, t->numbered);
 		w->next = f->ways;
 		f->ways = w;
 	}
@@ -113,9 +115,11 @@ static struct rt_buf *packed_for(struct fanout *f, struct fanout_sub *t,
 		}
 		return w->failed ? NULL : &w->packed;
 	}
-	if (f->packed_fixed_record == f->records)
+	/* Numbered or not: the same record packed again when subscribers differ. */
+	if (f->packed_fixed_record == f->records && f->packed_fixed_numbered == t->numbered)
 		return f->packed_fixed.len ? &f->packed_fixed : NULL;
 	f->packed_fixed_record = f->records;
+	f->packed_fixed_numbered = t->numbered;
 	f->packed_fixed.len = 0;
 	/* A record fits a sub-buffer; its legacy form adds at most a header and alignment. */
 	if (!f->legacy_scratch) {
@@ -127,7 +131,8 @@ static struct rt_buf *packed_for(struct fanout *f, struct fanout_sub *t,
 	}
 	n = rt_legacy_rewrite(t->legacy, rec, f->layout, f->legacy_scratch,
 			      f->legacy_scratch_size);
-	if (n < 0 || rt_encode_fixed_record(rec->timestamp, f->legacy_scratch, (size_t)n,
+	if (n < 0 || rt_encode_fixed_record(rec->timestamp, t->numbered ? rec->seq : 0,
+					    f->legacy_scratch, (size_t)n,
 					    &f->packed_fixed)) {
 		f->packed_fixed.len = 0;
 		return NULL;
@@ -196,7 +201,7 @@ int fanout_page(const struct fanout *f, struct fanout_sub *t, struct fanout_page
 		return 0;
 	if (!p->frame.len && !p->framed)
 		p->framed = rt_encode_pages_parts(p->cpu, p->page->data, p->len, p->records,
-						  &p->frame) ?: 1;
+						  p->first_seq, &p->frame) ?: 1;
 	if (p->framed < 0 || !fanout_raw_schemas(f, t)) {
 		rt_subscriber_drop_span(&t->sub, p->cpu, p->records, p->first_ts, p->last_ts);
 		return -ENOMEM;

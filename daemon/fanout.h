@@ -43,6 +43,7 @@ struct fanout {
 	uint64_t records;		/* records fanned out: which one is current */
 	struct rt_buf packed_fixed;	/* the current record in the legacy layout */
 	uint64_t packed_fixed_record;	/* which record packed_fixed holds; 0: none */
+	bool packed_fixed_numbered;	/* with its FixedRecord.seq */
 	uint8_t *legacy_scratch;	/* a record rewritten, before it is framed */
 	size_t legacy_scratch_size;
 };
@@ -55,6 +56,7 @@ struct fanout_sub {
 	struct rt_filter *filter;	/* NULL: every record of the selection */
 	char **only;			/* projection, NULL-terminated; NULL: every field */
 	bool common;			/* DECODED: the common fields too */
+	bool numbered;			/* resumable: each record's seq goes with it */
 	bool copy_pages;		/* TLS: a page's frame is copied whole, not shared */
 	struct fanout_way *way;		/* DECODED: how its records are encoded */
 	size_t raw_schemas;	/* RAW: the layout's events when it was last sent their Schemas */
@@ -67,6 +69,7 @@ struct fanout_page {
 	size_t len;
 	unsigned int records;
 	uint64_t first_ts, last_ts;
+	uint64_t first_seq;		/* Pages.first_seq: the page's first record's seq */
 	struct rt_frame_parts frame;
 	int framed;			/* 0: not yet; 1: done; -errno */
 };

@@ -155,6 +155,7 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	if (k->subscription_len &&
 	    !(sub = ringtap__subscription__unpack(NULL, k->subscription_len, k->subscription)))
 		ret = rt_why_set(&why, -EINVAL, "its subscription could not be read back");
+	c->out.numbered = k->numbered;
 	if (!ret)
 		ret = conn_resume(c, (Ringtap__Encoding)k->encoding, k->version, sub, k->schema_sent,
 				  k->schema_sent_len, &why);
@@ -223,6 +224,9 @@ static const char *not_keepable(const struct rt_conn *c)
 	/* Its bytes would go on, the descriptor they carry would not. */
 	if (c->pass_fd >= 0)
 		return "its Ring frame and the ring's descriptor are not sent yet";
+	/* Where its catch-up is does not go with it: it resumes again, by its token. */
+	if (c->replay)
+		return "still catching up from the page ring";
 	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
 		return "it is leaving";
 	if (!c->kept_sub.data)
@@ -374,6 +378,7 @@ static int collect(struct ringtapd *d, struct kept *k)
 			.delivered = s->delivered, .dropped = s->dropped, .kernel_lost = s->kernel_lost,
 			.unsent = k->unsent[k->n].data, .unsent_len = k->unsent[k->n].len,
 			.transport = c->ring ? RT_STATE_TRANSPORT_RING : RT_STATE_TRANSPORT_SOCKET,
+			.numbered = c->out.numbered,
 		};
 		k->conns[k->n++] = c;
 	}

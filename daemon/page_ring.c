@@ -127,9 +127,33 @@ int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int slot
 	ret = rt_page_ring_new(out, g->ncpus, slots, g->page_size, why);
 	if (!ret)
 		ret = rt_ring_continue(&(*out)->ring, &from);
+	if (!ret) {
+		/* Kept, read-only, for subscribers that resume from pages it holds. */
+		(*out)->prev = from;
+		(*out)->prev_left = g->ncpus;
+		return 0;
+	}
 out:
 	munmap(base, (size_t)st.st_size);
 	return ret;
+}
+
+const struct rt_ring *rt_page_ring_prev(const struct rt_page_ring *pr)
+{
+	return pr->prev.base ? &pr->prev : NULL;
+}
+
+/* Once every CPU wrote a lap in the new area, the old one holds nothing the new does not cover. */
+static void retire_prev(struct rt_page_ring *pr, unsigned int cpu)
+{
+	uint64_t since = rt_ring_written(&pr->ring, cpu) - rt_ring_written(&pr->prev, cpu);
+
+	if (since != pr->ring.head.slots)
+		return;
+	if (--pr->prev_left)
+		return;
+	munmap((void *)pr->prev.base, pr->prev.size);
+	memset(&pr->prev, 0, sizeof(pr->prev));
 }
 
 void rt_page_ring_set_next(struct rt_page_ring *pr, unsigned int cpu,
@@ -154,6 +178,8 @@ void rt_page_ring_free(struct rt_page_ring *pr)
 	}
 	if (pr->ring.base)
 		munmap(pr->ring.base, pr->ring.size);
+	if (pr->prev.base)
+		munmap((void *)pr->prev.base, pr->prev.size);
 	if (pr->ro_fd >= 0)
 		close(pr->ro_fd);
 	if (pr->fd >= 0)
@@ -206,6 +232,8 @@ void rt_page_ring_commit(struct rt_page_ring *pr, unsigned int cpu,
 	/* A malformed page's events are not counted: how many it held is unknown. */
 	next->events_before = info->events_before + (malformed ? 0 : info->records);
 	next->malformed = info->malformed + malformed;
+	if (pr->prev.base)
+		retire_prev(pr, cpu);
 }
 
 void rt_page_ring_abort(struct rt_page_ring *pr, unsigned int cpu)

@@ -28,6 +28,13 @@ struct rt_page_ring {
 	struct rt_page_buf **handles;	/* per slot, CPU c's slot i at c * slots + i */
 	struct rt_ring_page_info *next;	/* per CPU: counts before its next page */
 	uint64_t copies;		/* pages copied out of a slot a queue still held */
+	/*
+	 * After a restart or a crash: the previous ringtapd's area, mapped
+	 * read-only, whose pages come before this one's, until every CPU wrote
+	 * a lap here (prev_left: CPUs that did not yet). Zeroed once let go.
+	 */
+	struct rt_ring prev;
+	unsigned int prev_left;
 };
 
 /*
@@ -46,6 +53,8 @@ void rt_page_ring_free(struct rt_page_ring *pr);
  */
 int rt_page_ring_adopt(struct rt_page_ring **out, int from_fd, unsigned int slots,
 		       const struct rt_ring_geometry *g, struct rt_why *why);
+/* The previous ringtapd's area while it still holds pages this one does not; NULL: none. */
+const struct rt_ring *rt_page_ring_prev(const struct rt_page_ring *pr);
 /* A restart: what the CPU counted before its next page, as the previous ringtapd left it. */
 void rt_page_ring_set_next(struct rt_page_ring *pr, unsigned int cpu,
 			   const struct rt_ring_page_info *counts);

@@ -34,6 +34,7 @@ struct cpu_account {
 	 */
 	uint64_t ring_read, ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
+	uint64_t page_index;		/* records of the page being walked so far */
 	bool said_out_of_memory;	/* its reader could not copy a queued page out: logged once */
 };
 
@@ -158,13 +159,18 @@ bool rt_pump_ring_continued(const struct rt_pump *p)
 	return p->ring_continued;
 }
 
-static int on_record(const struct rt_record *rec, void *ctx)
+static int on_record(const struct rt_record *in, void *ctx)
 {
 	struct rt_pump *p = ctx;
+	struct cpu_account *a = &p->acct[in->cpu];
+	/* Numbered as the ring counts: a resumed subscriber's place is found there again. */
+	struct rt_record numbered = *in;
+	const struct rt_record *rec = &numbered;
 
-	p->acct[rec->cpu].records++;
+	numbered.seq = a->ring_read + ++a->page_index;
+	a->records++;
 	if (!rec->event)
-		p->acct[rec->cpu].unknown++;
+		a->unknown++;
 	if (p->to.server)
 		rt_server_record(p->to.server, rec);
 	if (p->to.nats)
@@ -239,6 +245,7 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	int ret;
 
 	/* Raw subscribers alone take the page whole: it is checked and counted, not walked. */
+	a->page_index = 0;
 	ret = rt_decode_page(p->decoder, (unsigned int)cpu, page, len, walk ? on_record : NULL, p,
 			     &res);
 	if (!walk && ret == 0)
@@ -285,7 +292,8 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	if (p->to.server) {
 		if (ret != -EBADMSG)
 			rt_server_page(p->to.server, (unsigned int)cpu, buf, len, res.records,
-				       res.first_timestamp, res.last_timestamp);
+				       res.first_timestamp, res.last_timestamp,
+				       info.events_before - info.kernel_lost + 1);
 		rt_server_end_page(p->to.server);
 	}
 	if (p->to.nats)

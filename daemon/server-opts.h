@@ -24,6 +24,8 @@ struct rt_server_limits {
 	unsigned int max_pending_per_peer;
 };
 
+struct rt_token_secret;
+
 struct rt_server_opts {
 	const char *socket_path;	/* used when systemd passed no socket */
 	const char *group;		/* peers in it may subscribe; NULL: root only */
@@ -35,6 +37,8 @@ struct rt_server_opts {
 	const char *tls_clients;	/* common name -> event globs (acl.h) */
 	bool tcp_insecure;		/* plain TCP, no authentication: logs a warning */
 	bool user_space_selection;	/* no kernel filters or pid lists (kernel_selection = 0) */
+	/* Resume tokens are signed with it: kept across restarts; NULL: a new one for this run. */
+	const struct rt_token_secret *resume_secret;
 	/* Called when rt_server_latency_ms() may have changed: a subscriber came, left or asked again. */
 	void (*latency_changed)(void *userdata);
 	/*

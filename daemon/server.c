@@ -11,11 +11,14 @@
 #include <string.h>
 
 #include <event-parse.h>
+#include <openssl/crypto.h>
 
 #include "conn.h"
+#include "decode.h"
 #include "fanout.h"
 #include "listener.h"
 #include "log.h"
+#include "replay.h"
 #include "ring_conn.h"
 #include "server.h"
 #include "tracefs.h"
@@ -95,6 +98,11 @@ int rt_server_new(struct rt_server **out, sd_event *loop, const struct rt_server
 	srv->userdata = o->userdata;
 	srv->trace_clockid = trace_clockid(rt_session_clock(session));
 	rt_host_id_read(&srv->id, session);
+	if (o->resume_secret)
+		srv->secret = *o->resume_secret;
+	else if ((ret = rt_token_secret_new(&srv->secret)) < 0)
+		rt_log(LOG_WARNING, "no random bytes for resume tokens (%s): resumes are refused",
+		       strerror(-ret));
 	ret = listener_open(srv, o);
 	if (!ret) {
 		ret = sd_event_add_time_relative(loop, &srv->heartbeat, CLOCK_MONOTONIC,
@@ -120,6 +128,8 @@ void rt_server_free(struct rt_server *srv)
 	listener_close(srv);
 	sd_event_source_disable_unref(srv->heartbeat);
 	fanout_release(&srv->fan);
+	rt_decoder_free(srv->replay_decoder);
+	OPENSSL_cleanse(&srv->secret, sizeof(srv->secret));
 	free(srv);
 }
 
@@ -232,23 +242,24 @@ void rt_server_record(struct rt_server *srv, const struct rt_record *rec)
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		const char *what = NULL;
 
-		if (c->state == CONN_STREAMING &&
+		if (c->state == CONN_STREAMING && !c->replay &&
 		    fanout_record(&srv->fan, &c->out, rec, (int32_t)pid, &what))
 			conn_out_of_memory(c, what);
 	}
 }
 
 void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf *page,
-		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts)
+		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts,
+		    uint64_t first_seq)
 {
 	struct fanout_page p = {
 		.cpu = cpu, .page = page, .len = len, .records = records,
-		.first_ts = first_ts, .last_ts = last_ts,
+		.first_ts = first_ts, .last_ts = last_ts, .first_seq = first_seq,
 	};
 
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
-		/* A ring reader takes the page from the ring itself. */
-		if (c->state != CONN_STREAMING || c->ring)
+		/* A ring reader takes the page from the ring itself; one catching up, later. */
+		if (c->state != CONN_STREAMING || c->ring || c->replay)
 			continue;
 		if (fanout_page(&srv->fan, &c->out, &p))
 			conn_out_of_memory(c, "for a page");
@@ -261,7 +272,8 @@ void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t cou
 			   uint64_t after_ts, uint64_t before_ts, bool in_ring)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
-		if (c->state != CONN_STREAMING || (c->ring && in_ring))
+		/* One catching up is told by the ring's counts when it gets there. */
+		if (c->state != CONN_STREAMING || (c->ring && in_ring) || (c->replay && in_ring))
 			continue;
 		rt_subscriber_kernel_loss(&c->out.sub, cpu, count, exact, after_ts, before_ts);
 		/* A ring reader's queue takes no pages: its Lost goes at the next write. */
@@ -333,6 +345,8 @@ void rt_server_flush(struct rt_server *srv)
 
 		next = c->next;
 		if (c->ring && c->state == CONN_STREAMING && !conn_ring_notify(c, false))
+			continue;
+		if (c->replay && c->state == CONN_STREAMING && !replay_step(c))
 			continue;
 		if (!c->write_due)
 			continue;

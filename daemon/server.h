@@ -44,7 +44,8 @@ void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t 
 			   uint64_t after_ts, uint64_t before_ts, bool in_ring);
 /* Raw subscribers get the page itself, as read: their queues hold it by reference. */
 void rt_server_page(struct rt_server *server, unsigned int cpu, struct rt_page_buf *page,
-		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts);
+		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts,
+		    uint64_t first_seq);
 void rt_server_end_page(struct rt_server *server);
 
 /* Tells the subscribers that select this CPU that it went offline or came back. */

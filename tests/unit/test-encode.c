@@ -43,6 +43,19 @@ static const uint8_t *record_bytes(const struct rt_buf *b, size_t *len)
 	return b->data + pos;
 }
 
+/* protobuf-c packs the unpacked record to the same bytes. */
+static void check_repacks(const Ringtap__Record *m, const uint8_t *bytes, size_t len)
+{
+	uint8_t *again = malloc(len ? len : 1);
+
+	CHECK_EQ(ringtap__record__get_packed_size(m), len);
+	if (again && ringtap__record__get_packed_size(m) == len) {
+		ringtap__record__pack(m, again);
+		CHECK(!memcmp(again, bytes, len));
+	}
+	free(again);
+}
+
 static void check_one(struct run *r, const struct rt_record *rec, bool common,
 		      const char *const *only)
 {
@@ -51,7 +64,6 @@ static void check_one(struct run *r, const struct rt_record *rec, bool common,
 	uint8_t *reference;
 	size_t len = 0, expect_fields = 0, ref_len = 0;
 	Ringtap__Record *m;
-	uint8_t *again;
 
 	CHECK_EQ(rt_encode_record(rec, r->fx->layout, common, only, &b), 0);
 	reference = reference_record(rec, r->fx->layout, common, only, &ref_len);
@@ -74,17 +86,40 @@ static void check_one(struct run *r, const struct rt_record *rec, bool common,
 		expect_fields += rt_encode_selected(only, f->name);
 	CHECK_EQ(m->n_fields, expect_fields);
 	CHECK_EQ(m->n_common, common ? r->fx->layout->n_common : 0);
-	again = malloc(len ? len : 1);
-	CHECK_EQ(ringtap__record__get_packed_size(m), len);
-	if (again && ringtap__record__get_packed_size(m) == len) {
-		ringtap__record__pack(m, again);
-		CHECK(!memcmp(again, bytes, len));
-	}
-	free(again);
+	check_repacks(m, bytes, len);
 	ringtap__record__free_unpacked(m, NULL);
 	r->checked++;
 out:
 	rt_buf_free(&b);
+}
+
+/* A resumable stream's record: Record.seq last, as protobuf-c packs it, for seqs of 1 to 10 bytes. */
+static void check_numbered(struct run *r, const struct rt_record *rec)
+{
+	struct rt_record numbered = *rec;
+	struct rt_record_encoder *e;
+	struct rt_buf b = { 0 };
+	const uint8_t *bytes;
+	size_t len = 0;
+	Ringtap__Record *m;
+
+	numbered.seq = r->records % 2 ? (uint64_t)r->records : UINT64_MAX / r->records;
+	if (rt_record_encoder_new(&e, r->fx->layout, false, NULL)) {
+		CHECK(!"an encoder");
+		return;
+	}
+	rt_record_encoder_set_numbered(e, true);
+	CHECK_EQ(rt_record_encoder_put(e, &numbered, &b), 0);
+	bytes = record_bytes(&b, &len);
+	m = bytes ? ringtap__record__unpack(NULL, len, bytes) : NULL;
+	CHECK(m != NULL);
+	if (m) {
+		CHECK(m->has_seq && m->seq == numbered.seq);
+		check_repacks(m, bytes, len);
+		ringtap__record__free_unpacked(m, NULL);
+	}
+	rt_buf_free(&b);
+	rt_record_encoder_free(e);
 }
 
 static int on_record(const struct rt_record *rec, void *ctx)
@@ -96,6 +131,7 @@ static int on_record(const struct rt_record *rec, void *ctx)
 	if (!rec->event)
 		return 0;
 	r->records++;
+	check_numbered(r, rec);
 	check_one(r, rec, false, NULL);
 	check_one(r, rec, true, NULL);
 	check_one(r, rec, false, projection);
@@ -339,6 +375,8 @@ static void test_frame_parts(void)
 	static const unsigned int cpus[] = { 0, 1, 127, 128, 4095 };
 	static const size_t lens[] = { 0, 1, 127, 128, 4096, 65536 };
 	static const unsigned int counts[] = { 0, 1, 200, 70000 };
+	/* Pages.first_seq: left out at 0, else up to a varint's whole 10 bytes. */
+	static const uint64_t seqs[] = { 0, 1, 300, UINT64_MAX };
 	uint8_t *page = malloc(65536);
 
 	for (size_t i = 0; page && i < 65536; i++)
@@ -350,8 +388,10 @@ static void test_frame_parts(void)
 				Ringtap__Frame *f;
 				uint8_t *bytes;
 
+				uint64_t seq = seqs[(c + l + k) % 4];
+
 				CHECK_EQ(rt_encode_pages_parts(cpus[c], page, lens[l], counts[k],
-							       &parts), 0);
+							       seq, &parts), 0);
 				f = joined(&parts, &bytes);
 				CHECK(f && f->msg_case == RINGTAP__FRAME__MSG_PAGES);
 				if (f && f->msg_case == RINGTAP__FRAME__MSG_PAGES) {
@@ -362,6 +402,8 @@ static void test_frame_parts(void)
 								  lens[l]));
 					CHECK(f->pages->n_records == 1 &&
 					      f->pages->records[0] == counts[k]);
+					CHECK_EQ(f->pages->has_first_seq, seq != 0);
+					CHECK_EQ(f->pages->first_seq, seq);
 				}
 				if (f)
 					ringtap__frame__free_unpacked(f, NULL);

@@ -23,7 +23,7 @@ static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_sta
 		.subscription = subscription, .subscription_len = sizeof(subscription),
 		.schema_sent = schemas, .schema_sent_len = sizeof(schemas), .raw_schemas = 0,
 		.delivered = 12345, .dropped = 6, .kernel_lost = 2,
-		.unsent = unsent, .unsent_len = sizeof(unsent),
+		.unsent = unsent, .unsent_len = sizeof(unsent), .numbered = true,
 	};
 	subs[1] = (struct rt_state_sub){ .id = 9, .encoding = 2, .name = "raw", .owner = "",
 					 .transport = RT_STATE_TRANSPORT_RING };
@@ -73,6 +73,7 @@ static void round_trip(void)
 		CHECK_EQ(got.cpus[1].ring.written, 77);
 		CHECK_EQ(got.subs[0].transport, RT_STATE_TRANSPORT_SOCKET);
 		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_RING);
+		CHECK(got.subs[0].numbered && !got.subs[1].numbered);
 		CHECK_EQ(got.subs[0].id, 7);
 		CHECK_EQ(got.subs[0].pid, 4242);
 		CHECK_EQ(got.subs[0].latency_ms, 50);
@@ -224,6 +225,7 @@ static void first_release_state(void)
 		CHECK_EQ(got.subs[0].transport, RT_STATE_TRANSPORT_SOCKET);
 		CHECK_STR(got.subs[1].name, "raw");
 		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_SOCKET);
+		CHECK(!got.subs[0].numbered);
 	}
 	CHECK_EQ(got.ring_slots, 0);
 	rt_state_release(&got);

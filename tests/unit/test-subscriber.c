@@ -436,7 +436,7 @@ static void test_page_by_reference(void)
 		return;
 	for (unsigned int i = 0; i < 4096; i++)
 		page->data[i] = (uint8_t)(i * 7 + 3);
-	CHECK_EQ(rt_encode_pages_parts(1, page->data, 4000, 200, &parts), 0);
+	CHECK_EQ(rt_encode_pages_parts(1, page->data, 4000, 200, 0, &parts), 0);
 	for (unsigned int i = 0; i < parts.n; i++)
 		rt_buf_put(&whole, parts.iov[i].iov_base, parts.iov[i].iov_len);
 	CHECK_EQ(rt_subscriber_init(&a, 2, 1 << 20), 0);
@@ -512,7 +512,7 @@ static void test_page_detached(void)
 		return;
 	memset(slot, 0x5a, sizeof(slot));
 	page->len = 300;
-	CHECK_EQ(rt_encode_pages_parts(0, page->data, page->len, 3, &parts), 0);
+	CHECK_EQ(rt_encode_pages_parts(0, page->data, page->len, 3, 0, &parts), 0);
 	for (unsigned int i = 0; i < parts.n; i++)
 		rt_buf_put(&whole, parts.iov[i].iov_base, parts.iov[i].iov_len);
 	CHECK_EQ(rt_subscriber_init(&a, 1, 1 << 20), 0);

@@ -580,7 +580,7 @@ static void test_pages_as_written(void)
 
 	for (size_t i = 0; i < sizeof(page); i++)
 		page[i] = (uint8_t)(i * 7);
-	CHECK_EQ(rt_encode_pages_parts(3, page, sizeof(page), 57, &parts), 0);
+	CHECK_EQ(rt_encode_pages_parts(3, page, sizeof(page), 57, 0, &parts), 0);
 	for (unsigned int k = 0; k < parts.n; k++)
 		rt_buf_put(&frame, parts.iov[k].iov_base, parts.iov[k].iov_len);
 	used = rt_wire_varint_decode(frame.data, frame.len, &len);

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "decode.h"
+#include "layout.h"
+#include "log.h"
+#include "page_ring.h"
+#include "replay.h"
+#include "ring.h"
+#include "token.h"
+#include "tracefs.h"
+#include "why.h"
+
+/* Where the catch-up is on one CPU. */
+struct replay_cpu {
+	bool wanted;			/* selected, and not caught up yet */
+	bool started;			/* a page was read: later losses are the ring's to tell */
+	bool in_prev;			/* reading the previous ringtapd's area */
+	uint64_t after;			/* the last seq the subscriber has */
+	struct rt_ring_cursor cur;
+};
+
+struct conn_replay {
+	struct replay_cpu *cpus;
+	unsigned int ncpus;
+	uint8_t *page;			/* one page copied out of the ring */
+	bool armed;			/* its CPUs chosen, once its subscription was in force */
+	uint64_t pages, records, lost;	/* for the log line at its end */
+};
+
+/* The record's seq, from the page's first; those the subscriber has are passed over. */
+struct replay_walk {
+	struct rt_conn *c;
+	uint64_t first_seq, after;
+	uint64_t index;
+	uint64_t queued;
+};
+
+static void peer_of(const struct rt_conn *c, char *out, size_t size)
+{
+	rt_token_peer(out, size, c->tcp, (unsigned int)c->uid, c->common_name);
+}
+
+static uint64_t next_seq(const struct rt_page_ring *pr, unsigned int cpu)
+{
+	struct rt_ring_page_info next;
+
+	rt_page_ring_next(pr, cpu, &next);
+	return next.events_before >= next.kernel_lost ? next.events_before - next.kernel_lost : 0;
+}
+
+int replay_welcome(struct rt_conn *c, uint32_t version, Ringtap__Encoding enc)
+{
+	struct rt_server *srv = c->srv;
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(srv->session);
+	uint8_t token[RT_TOKEN_SIZE];
+	char peer[RT_TOKEN_PEER_MAX];
+	struct rt_welcome_resume r = { .token = token, .token_len = sizeof(token) };
+	uint64_t *start = calloc(ncpus ?: 1, sizeof(*start));
+	struct rt_buf b = { 0 };
+	int ret;
+
+	if (!start)
+		return -ENOMEM;
+	peer_of(c, peer, sizeof(peer));
+	ret = rt_token_make(&srv->secret, peer, token);
+	/* A resumed one starts where it said; a new one after what was read so far. */
+	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
+		start[cpu] = c->replay ? c->replay->cpus[cpu].after :
+			     srv->ring ? next_seq(srv->ring, cpu) : 0;
+	r.start_seq = start;
+	r.n_start_seq = ncpus;
+	if (!ret)
+		ret = rt_encode_welcome_resume_frame(version, enc, &srv->id.host, srv->layout, &r,
+						     &b);
+	if (!ret)
+		ret = conn_push(c, &b);
+	rt_buf_free(&b);
+	free(start);
+	return ret;
+}
+
+int replay_begin(struct rt_conn *c, const Ringtap__Resume *resume, struct rt_why *why)
+{
+	struct rt_server *srv = c->srv;
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(srv->session);
+	char peer[RT_TOKEN_PEER_MAX];
+	struct conn_replay *r;
+	int ret;
+
+	peer_of(c, peer, sizeof(peer));
+	ret = rt_token_check(&srv->secret, peer, resume->token.data, resume->token.len, why);
+	if (ret)
+		return ret;
+	if (resume->n_cpus != resume->n_seqs)
+		return rt_why_set(why, -EINVAL, "Resume has %zu CPUs and %zu seqs", resume->n_cpus,
+				  resume->n_seqs);
+	if (!srv->ring)
+		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to resume from");
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->cpus = calloc(ncpus ?: 1, sizeof(*r->cpus))) ||
+	    !(r->page = malloc(srv->ring->ring.head.page_size))) {
+		c->replay = r;
+		replay_free(c);
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	}
+	r->ncpus = ncpus;
+	c->replay = r;
+	/* A CPU it does not name: from the live stream on, as a new subscriber. */
+	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
+		r->cpus[cpu].after = next_seq(srv->ring, cpu);
+	for (size_t i = 0; i < resume->n_cpus; i++) {
+		uint32_t cpu = resume->cpus[i];
+
+		if (cpu >= ncpus)
+			return rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this machine "
+					  "has cpu0 to cpu%u", cpu, ncpus - 1);
+		if (resume->seqs[i] > next_seq(srv->ring, cpu))
+			return rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
+					  " is ahead of this ringtapd (%" PRIu64 " read there)",
+					  resume->seqs[i], cpu, next_seq(srv->ring, cpu));
+		r->cpus[cpu].after = resume->seqs[i];
+	}
+	return 0;
+}
+
+/* Once its subscription is in force: the CPUs it selects are those to catch up. */
+static void replay_arm(struct rt_conn *c)
+{
+	const struct rt_page_ring *pr = c->srv->ring;
+	const struct rt_ring *prev = rt_page_ring_prev(pr);
+	struct conn_replay *r = c->replay;
+
+	r->armed = true;
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++) {
+		struct replay_cpu *rc = &r->cpus[cpu];
+		uint64_t from;
+
+		rc->wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu) &&
+			     rc->after < next_seq(pr, cpu);
+		rc->in_prev = prev && rt_ring_oldest(prev, cpu) < rt_ring_written(prev, cpu);
+		from = rc->in_prev ? rt_ring_oldest(prev, cpu) : rt_ring_oldest(&pr->ring, cpu);
+		rt_ring_cursor_start(&rc->cur, from, 0, 0, 0, 0);
+	}
+}
+
+static int on_replayed(const struct rt_record *in, void *ctx)
+{
+	struct replay_walk *w = ctx;
+	struct rt_conn *c = w->c;
+	struct rt_server *srv = c->srv;
+	const struct rt_field_desc *pidf = srv->layout->common_pid;
+	struct rt_record rec = *in;
+	const char *what = NULL;
+	uint64_t pid = 0;
+
+	rec.seq = w->first_seq + w->index++;
+	if (rec.seq <= w->after || !rec.event)
+		return 0;
+	fanout_next_record(&srv->fan);
+	if (pidf)
+		rt_record_read_common(&rec, srv->layout, pidf, &pid);
+	if (fanout_record(&srv->fan, &c->out, &rec, (int32_t)pid, &what))
+		conn_out_of_memory(c, what);
+	w->queued++;
+	return 0;
+}
+
+/* What was lost between the subscriber's place and this page, told as the live stream would. */
+static void report_losses(struct rt_conn *c, unsigned int cpu, struct replay_cpu *rc,
+			  const struct rt_ring_read *rd, uint64_t first_seq)
+{
+	struct rt_subscriber *s = &c->out.sub;
+
+	if (!rc->started) {
+		rc->started = true;
+		/* Older than the ring's oldest page: gone, all of them counted. */
+		if (first_seq > rc->after + 1) {
+			rt_subscriber_drop(s, cpu, first_seq - rc->after - 1, rd->first_ts);
+			c->replay->lost += first_seq - rc->after - 1;
+		}
+		return;
+	}
+	/* Losses before a page it had records of were reported to it then. */
+	if (first_seq <= rc->after)
+		return;
+	if (rd->lost_kernel)
+		rt_subscriber_kernel_loss(s, cpu, rd->lost_kernel, true, 0, rd->first_ts);
+	for (uint64_t i = 0; i < rd->lost_kernel_inexact + rd->lost_malformed; i++)
+		rt_subscriber_kernel_loss(s, cpu, 0, false, 0, rd->first_ts);
+	if (rd->lost_ring) {
+		rt_subscriber_drop(s, cpu, rd->lost_ring, rd->first_ts);
+		c->replay->lost += rd->lost_ring;
+	}
+}
+
+static int queue_raw_page(struct rt_conn *c, unsigned int cpu, const struct rt_ring_read *rd,
+			  uint64_t first_seq)
+{
+	struct rt_page_buf *copy = rt_page_buf_new(rd->len);
+	struct fanout_page p = {
+		.cpu = cpu, .page = copy, .len = rd->len, .records = rd->records,
+		.first_ts = rd->first_ts, .last_ts = rd->last_ts, .first_seq = first_seq,
+	};
+	int ret;
+
+	if (!copy) {
+		rt_subscriber_drop_span(&c->out.sub, cpu, rd->records, rd->first_ts, rd->last_ts);
+		return -ENOMEM;
+	}
+	memcpy(copy->data, c->replay->page, rd->len);
+	ret = fanout_page(&c->srv->fan, &c->out, &p);
+	rt_page_buf_put(copy);
+	return ret;
+}
+
+/* The next page on the CPU into c's queue: 1, 0 when caught up there, -errno. */
+static int replay_page(struct rt_conn *c, unsigned int cpu, struct replay_cpu *rc)
+{
+	struct rt_server *srv = c->srv;
+	const struct rt_ring *prev = rt_page_ring_prev(srv->ring);
+	const struct rt_ring *area = rc->in_prev && prev ? prev : &srv->ring->ring;
+	struct rt_ring_read rd;
+	uint64_t first_seq;
+	int ret;
+
+	ret = rt_ring_read(area, cpu, &rc->cur, c->replay->page, area->head.page_size, &rd);
+	if (ret == 0 && area != &srv->ring->ring) {
+		/* The old area read out: the new one goes on with the next page's number. */
+		rc->in_prev = false;
+		return 1;
+	}
+	if (ret <= 0)
+		return ret;
+	first_seq = rc->cur.events - rd.records - rc->cur.kernel_lost + 1;
+	report_losses(c, cpu, rc, &rd, first_seq);
+	c->replay->pages++;
+	if ((rd.flags & RT_RING_MALFORMED) || first_seq + rd.records - 1 <= rc->after ||
+	    !rd.records)
+		return 1;
+	if (c->out.encoding == RINGTAP__ENCODING__RAW) {
+		c->replay->records += rd.records;
+		return queue_raw_page(c, cpu, &rd, first_seq) ? -ENOMEM : 1;
+	} else {
+		struct replay_walk w = { .c = c, .first_seq = first_seq, .after = rc->after };
+		struct rt_page_result res;
+
+		if (!srv->replay_decoder && (ret = rt_decoder_new(&srv->replay_decoder, srv->layout)))
+			return ret;
+		rt_decode_page(srv->replay_decoder, cpu, c->replay->page, rd.len, on_replayed, &w,
+			       &res);
+		c->replay->records += w.queued;
+	}
+	return 1;
+}
+
+bool replay_step(struct rt_conn *c)
+{
+	struct conn_replay *r = c->replay;
+	struct rt_subscriber *s = &c->out.sub;
+	size_t half = rt_subscriber_queue_limit(s) / 2;
+	bool busy = false;
+
+	if (!r)
+		return true;
+	if (!r->armed)
+		replay_arm(c);
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++) {
+		struct replay_cpu *rc = &r->cpus[cpu];
+
+		while (rc->wanted && rt_subscriber_queued_bytes(s) < half) {
+			int ret = replay_page(c, cpu, rc);
+
+			if (ret < 0) {
+				conn_send_error(c, -ret, ret == -EBADMSG ?
+						"the page ring's numbers contradict themselves: "
+						"cannot resume from it" :
+						"out of memory to resume this subscription");
+				return false;
+			}
+			if (!ret)
+				rc->wanted = false;
+			if (rt_subscriber_end_page(s))
+				conn_out_of_memory(c, "for a batch");
+		}
+		busy |= rc->wanted;
+	}
+	conn_want_write(c, true);
+	if (busy)
+		return true;
+	rt_log(LOG_INFO, "client %s (pid %d): resumed from the page ring, %" PRIu64 " page(s), "
+	       "%" PRIu64 " record(s) caught up, %" PRIu64 " no longer held (reported lost)",
+	       c->name, (int)c->pid, r->pages, r->records, r->lost);
+	replay_free(c);
+	return true;
+}
+
+void replay_free(struct rt_conn *c)
+{
+	struct conn_replay *r = c->replay;
+
+	c->replay = NULL;
+	if (!r)
+		return;
+	free(r->cpus);
+	free(r->page);
+	free(r);
+}
