@@ -149,6 +149,41 @@ void rt_ring_abort(struct rt_ring *ring, unsigned int cpu)
 			 __ATOMIC_RELEASE);
 }
 
+/* The counts after a page (info's), for a successor after a crash: the page's own events added. */
+static void store_next(struct rt_ring_cpu *c, uint64_t next_page, const struct rt_ring_page_info *info)
+{
+	bool malformed = info->flags & RT_RING_MALFORMED;
+
+	c->next_events_before = info->events_before + (malformed ? 0 : info->records);
+	c->next_kernel_lost = info->kernel_lost;
+	c->next_kernel_inexact = info->kernel_inexact;
+	c->next_malformed = info->malformed + malformed;
+	__atomic_store_n(&c->next_page, next_page, __ATOMIC_RELEASE);
+}
+
+int rt_ring_left_at(const struct rt_ring *ring, unsigned int cpu, uint64_t *next_page,
+		    struct rt_ring_page_info *counts)
+{
+	const struct rt_ring_cpu *c;
+	uint64_t written, next;
+
+	if (cpu >= ring->head.ncpus)
+		return -EBADMSG;
+	c = cpu_of(ring, cpu);
+	written = rt_ring_written(ring, cpu);
+	next = __atomic_load_n(&c->next_page, __ATOMIC_ACQUIRE);
+	if (next != written && next != written + 1)
+		return -EBADMSG;
+	*next_page = next;
+	*counts = (struct rt_ring_page_info){
+		.events_before = c->next_events_before, .kernel_lost = c->next_kernel_lost,
+		.kernel_inexact = c->next_kernel_inexact, .malformed = c->next_malformed,
+	};
+	if (counts->kernel_lost > counts->events_before)
+		return -EBADMSG;
+	return 0;
+}
+
 void rt_ring_commit(struct rt_ring *ring, unsigned int cpu, const struct rt_ring_page_info *info)
 {
 	struct rt_ring_cpu *c = cpu_of(ring, cpu);
@@ -166,6 +201,7 @@ void rt_ring_commit(struct rt_ring *ring, unsigned int cpu, const struct rt_ring
 	slot->records = info->records;
 	slot->flags = info->flags;
 	__atomic_store_n(&slot->seq, 2 * page + 2, __ATOMIC_RELEASE);
+	store_next(c, page + 1, info);
 	__atomic_store_n(&c->written, page + 1, __ATOMIC_RELEASE);
 }
 
@@ -174,8 +210,22 @@ int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from)
 	if (ring->head.ncpus != from->head.ncpus)
 		return -EINVAL;
 	/* Its slots stay empty: pages below these numbers are read in from. */
-	for (unsigned int cpu = 0; cpu < ring->head.ncpus; cpu++)
-		cpu_of(ring, cpu)->written = rt_ring_written(from, cpu);
+	for (unsigned int cpu = 0; cpu < ring->head.ncpus; cpu++) {
+		struct rt_ring_cpu *c = cpu_of(ring, cpu);
+		struct rt_ring_page_info n = { 0 };
+		uint64_t next;
+
+		/* Where the last commit got to, a crash's cut one included. */
+		if (rt_ring_left_at(from, cpu, &next, &n))
+			next = rt_ring_written(from, cpu);
+		c->written = next;
+		/* Its counts too: a crash before the first page here still finds them. */
+		c->next_events_before = n.events_before;
+		c->next_kernel_lost = n.kernel_lost;
+		c->next_kernel_inexact = n.kernel_inexact;
+		c->next_malformed = n.malformed;
+		c->next_page = next;
+	}
 	return 0;
 }
 

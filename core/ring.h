@@ -45,10 +45,17 @@ struct rt_ring_head {
 	uint64_t size;			/* of the whole area */
 };
 
-/* One per CPU, on a cache line of its own. */
+/*
+ * One per CPU, on a cache line of its own. After written, the writer's own
+ * record of its counts after page next_page - 1 (readers need not look):
+ * what a ringtapd that takes the area over after a crash goes on from.
+ * Stored before written moves, so next_page is written or written + 1.
+ */
 struct rt_ring_cpu {
 	uint64_t written;		/* pages whole so far: numbers below it are written */
-	uint64_t reserved[7];
+	uint64_t next_page;		/* the counts below are those before this page */
+	uint64_t next_events_before, next_kernel_lost, next_kernel_inexact, next_malformed;
+	uint64_t reserved[2];
 };
 
 /* Flags of a slot. */
@@ -120,6 +127,15 @@ int rt_ring_continue(struct rt_ring *ring, const struct rt_ring *from);
  * none is): where a reader that wants all it holds starts.
  */
 uint64_t rt_ring_oldest(const struct rt_ring *ring, unsigned int cpu);
+/*
+ * A writer gone without a word (a crash): the CPU's next page number and
+ * the counts before it, as its last commit left them (a commit cut between
+ * its two stores counts as done: its slot was whole first). 0, or -EBADMSG
+ * when the area's numbers do not agree.
+ */
+struct rt_ring_page_info;
+int rt_ring_left_at(const struct rt_ring *ring, unsigned int cpu, uint64_t *next_page,
+		    struct rt_ring_page_info *counts);
 /* Pages whole on the CPU so far (the writer's count, read with acquire). */
 uint64_t rt_ring_written(const struct rt_ring *ring, unsigned int cpu);
 

@@ -117,6 +117,9 @@ int rt_state_write(const struct rt_state *st, struct rt_buf *out)
 	if ((ret = begin_record(out, &ring)) || (ret = put_u32(out, st->ring_slots)) ||
 	    (ret = put_u32(out, st->ring_page_size)) || (ret = end_record(out, ring)))
 		return ret;
+	if ((ret = begin_record(out, &ring)) || (ret = put_u32(out, st->at_start)) ||
+	    (ret = put_blob(out, st->secret, st->secret_len)) || (ret = end_record(out, ring)))
+		return ret;
 	return end_record(out, body);
 }
 
@@ -288,6 +291,16 @@ int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt
 		st->ring_page_size = get_u32(&r);
 		if (r.short_read || c.short_read) {
 			ret = rt_why_set(why, -EINVAL, "the page ring's geometry is cut short");
+			goto fail;
+		}
+	}
+	if (more(&c)) {
+		struct cursor r = get_record(&c);
+
+		st->at_start = get_u32(&r) != 0;
+		st->secret = get_blob(&r, &st->secret_len);
+		if (r.short_read || c.short_read) {
+			ret = rt_why_set(why, -EINVAL, "the resume secret's record is cut short");
 			goto fail;
 		}
 	}

@@ -19,13 +19,14 @@
  * older reader could not read the state; a version it does not know is
  * refused.
  *
- * Added under version 1, each skipped by the first release's reader (it
- * never looks past what it knows of a record, nor past the subscribers):
- * each CPU's page ring counts and its other counts at the end of its record, the transport at
- * the end of a subscriber's, then whether it is resumable (its records
- * numbered), and the ring's geometry after the last
- * subscriber. A state without them (the first release's) reads as one
- * without a ring and with socket subscribers only.
+ * Added under version 1, each skipped by an older release's reader (it
+ * never looks past what it knows of a record, nor past the records it
+ * knows): each CPU's page ring counts and its other counts at the end of
+ * its record; the transport at the end of a subscriber's, then whether it
+ * is resumable (its records numbered); the ring's geometry after the last
+ * subscriber; then whether the state was written at the start (for a
+ * crash) and the resume tokens' secret. A state without them (the first
+ * release's) reads as one without a ring and with socket subscribers only.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -89,6 +90,13 @@ struct rt_state {
 	struct rt_state_sub *subs;
 	/* The page ring (its memfd stored as FDNAME=ring); slots 0: none was handed on. */
 	uint32_t ring_slots, ring_page_size;
+	/*
+	 * Written at the start, for a crash (FDNAME=crash): no subscriber, no
+	 * counts (the ring's own are the truth then). False: a planned restart's.
+	 */
+	bool at_start;
+	const uint8_t *secret;		/* the resume tokens' (daemon/token.h); len 0: none */
+	size_t secret_len;
 };
 
 /* Appends st in the current version to out: 0 or -ENOMEM, -EINVAL (too many CPUs or subscribers). */

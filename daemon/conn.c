@@ -96,8 +96,10 @@ int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events)
  * Without memory for the list, selection_apply() gets NULL and asks the
  * kernel to filter nothing.
  */
-static void reselect(struct rt_server *srv)
+void conn_reselect(struct rt_server *srv)
 {
+	bool hold = srv->hold_until && rt_monotonic_ns() < srv->hold_until;
+
 	_cleanup_free_ struct selection_sub *subs = calloc(srv->n_conns ?: 1, sizeof(*subs));
 	size_t n = 0;
 
@@ -110,7 +112,7 @@ static void reselect(struct rt_server *srv)
 			.streaming = c->state == CONN_STREAMING,
 		};
 	selection_apply(srv->session, srv->layout, subs, subs ? n : srv->n_conns,
-			srv->user_space_selection, srv->stopping);
+			srv->user_space_selection, srv->stopping || hold);
 	if (!srv->stopping && srv->latency_changed)
 		srv->latency_changed(srv->userdata);
 }
@@ -148,7 +150,7 @@ void conn_free(struct rt_conn *c)
 	c->ring = NULL;
 	rt_buf_free(&c->kept_sub);
 	free(c);
-	reselect(srv);
+	conn_reselect(srv);
 	/*
 	 * The last connection gone: give back what the busiest moment took
 	 * (full queues of slow readers), or an idle daemon keeps its peak for good.
@@ -611,7 +613,7 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	c->state = CONN_STREAMING;
 	srv->accepted++;
 	conn_keep_subscription(c, hello->subscription, agreed.version);
-	reselect(srv);
+	conn_reselect(srv);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version,
@@ -641,7 +643,7 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 	/* A stream that ends here does not get to set the drain period on its way out. */
 	if (ret < 0)
 		c->latency_ms = latency_ms;
-	reselect(c->srv);
+	conn_reselect(c->srv);
 	if (ret < 0) {
 		char msg[400];
 
@@ -973,6 +975,6 @@ int conn_resume(struct rt_conn *c, Ringtap__Encoding enc, unsigned int version,
 			s->schema_sent[id / 8] |= (uint8_t)(1u << (id % 8));
 	c->state = CONN_STREAMING;
 	conn_keep_subscription(c, sub, version);
-	reselect(c->srv);
+	conn_reselect(c->srv);
 	return 0;
 }

@@ -78,6 +78,7 @@ struct rt_server {
 	uint64_t next_id;		/* the last connection's id */
 	uint64_t accepted, refused;	/* Hellos answered with a Welcome, a Refusal */
 	bool stopping;			/* closing every connection: events stay as they are */
+	uint64_t hold_until;		/* CLOCK_MONOTONIC ns: events stay as they are till then */
 	struct rt_conn *conns;
 	unsigned int n_conns;
 	struct rt_session *session;
@@ -94,6 +95,8 @@ struct rt_server {
 };
 
 /* conn.c */
+/* The kernel's selection made to follow the connections (unless stopping or held). */
+void conn_reselect(struct rt_server *srv);
 struct rt_conn *conn_new(struct rt_server *srv, int fd);
 /* Watches the connection's socket and lists it; on failure it is freed. */
 int conn_add(struct rt_server *srv, struct rt_conn *c, uint32_t events);

@@ -45,8 +45,9 @@ static int adopt(struct rt_fdstore *fs, const char *name, int fd)
 	unsigned int n;
 	int end = 0;
 
-	if (!strcmp(name, "state") || !strcmp(name, "ring")) {
-		int *slot = name[0] == 's' ? &fs->state_fd : &fs->ring_fd;
+	if (!strcmp(name, "state") || !strcmp(name, "ring") || !strcmp(name, "crash")) {
+		int *slot = name[0] == 's' ? &fs->state_fd : name[0] == 'r' ? &fs->ring_fd :
+			    &fs->crash_fd;
 
 		if (*slot >= 0)
 			close(*slot);
@@ -110,7 +111,7 @@ int rt_fdstore_collect(struct rt_fdstore *fs)
 	bool ours_seen = false;
 	int n, ret = 0;
 
-	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1, .ring_fd = -1 };
+	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
 	if (!getenv("LISTEN_FDNAMES"))
 		return 0;
 	n = sd_listen_fds_with_names(1, &names);
@@ -203,9 +204,21 @@ void rt_fdstore_release(struct rt_fdstore *fs)
 		close(fs->state_fd);
 	if (fs->ring_fd >= 0)
 		close(fs->ring_fd);
-	*fs = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1 };
+	if (fs->crash_fd >= 0)
+		close(fs->crash_fd);
+	*fs = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
 	if (told && rt_fdstore_barrier())
 		rt_log(LOG_WARNING, "systemd did not confirm the fd store was emptied");
+}
+
+void rt_fdstore_forget(struct rt_fdstore *fs)
+{
+	for (size_t i = 0; i < fs->n_names; i++)
+		free(fs->names[i]);
+	free(fs->names);
+	fs->names = NULL;
+	fs->n_names = 0;
+	fs->active = false;
 }
 
 int rt_fdstore_put(const char *name, int fd, bool no_poll)

@@ -28,6 +28,7 @@ struct rt_fdstore {
 	int *cpu_fds;			/* per CPU handed back, -1 where none came */
 	int ncpu_fds;
 	int state_fd;			/* -1: none */
+	int crash_fd;			/* the state kept from the start, for a crash; -1: none */
 	int ring_fd;			/* -1: none */
 	struct rt_fdstore_conn *conns;
 	size_t n_conns;
@@ -56,6 +57,8 @@ int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id);
  * stored trace fd.
  */
 void rt_fdstore_release(struct rt_fdstore *fs);
+/* The names noted, forgotten and left in the store (a handover keeps them for the next ringtapd). */
+void rt_fdstore_forget(struct rt_fdstore *fs);
 
 /* Adds name to those rt_fdstore_release() removes from the store; 0 or -ENOMEM. */
 int rt_fdstore_note(struct rt_fdstore *fs, const char *name);

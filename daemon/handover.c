@@ -32,9 +32,8 @@ static void forget_state(struct ringtapd *d)
 	d->have_state = false;
 }
 
-static int read_state(struct ringtapd *d, struct rt_why *why)
+static int read_state(struct ringtapd *d, int fd, struct rt_why *why)
 {
-	int fd = d->store.state_fd;
 	struct stat st;
 	size_t got = 0;
 
@@ -63,13 +62,20 @@ void ringtapd_adopt_begin(struct ringtapd *d)
 
 	if (rt_fdstore_collect(&d->store) || !rt_fdstore_any(&d->store))
 		goto fresh;
-	if (d->store.state_fd < 0) {
+	/* A planned restart's state, else the one kept from the start: a crash. */
+	d->crashed = d->store.state_fd < 0;
+	if (d->store.state_fd < 0 && d->store.crash_fd < 0) {
 		rt_why_set(&why, 0, "no state came back with them");
 		goto fresh;
 	}
-	if (read_state(d, &why))
+	if (read_state(d, d->crashed ? d->store.crash_fd : d->store.state_fd, &why))
 		goto fresh;
 	d->have_state = true;
+	/* The tokens it gave stay good: its subscribers resume with them. */
+	if (d->state.secret_len == sizeof(d->secret)) {
+		memcpy(&d->secret, d->state.secret, sizeof(d->secret));
+		d->have_secret = true;
+	}
 	if (d->opts.tracing_dir || strcmp(d->state.instance, name)) {
 		rt_why_set(&why, 0, "they were of instance '%s', this run uses '%s'", d->state.instance,
 			   d->opts.tracing_dir ? d->opts.tracing_dir : name);
@@ -87,6 +93,7 @@ fresh:
 		rt_log(LOG_WARNING, "not resuming from what the previous ringtapd kept: %s; its "
 		       "subscribers' connections are closed and it starts afresh", why.text);
 	forget_state(d);
+	d->crashed = false;
 	rt_fdstore_release(&d->store);
 }
 
@@ -181,12 +188,51 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	return true;
 }
 
+/*
+ * After a crash: each CPU's counts as the ring's last commit left them
+ * (the crashed ringtapd's, read-only now): the records' numbers go on, so
+ * subscribers resume by them, and ring readers' counts never go back.
+ */
+static void restore_from_ring(struct ringtapd *d)
+{
+	const struct rt_ring *prev = rt_page_ring_prev(rt_pump_ring(d->pump));
+
+	for (int cpu = 0; prev && cpu < rt_pump_ncpus(d->pump); cpu++) {
+		struct rt_ring_page_info n;
+		uint64_t next;
+
+		if (rt_ring_left_at(prev, (unsigned int)cpu, &next, &n)) {
+			rt_log(LOG_WARNING, "cpu %d: the crashed ringtapd's ring counts disagree; its "
+			       "records are numbered from 1 again", cpu);
+			continue;
+		}
+		rt_pump_restore_cpu(d->pump, cpu, &(struct rt_state_cpu){
+			.pages = next, .records = n.events_before - n.kernel_lost,
+			.kernel_lost = n.kernel_lost,
+			.ring = { next, n.events_before, n.kernel_lost, n.kernel_inexact, n.malformed },
+		});
+	}
+	rt_log(LOG_NOTICE, "resumed after a crash: the instance's buffers as they were%s; "
+	       "subscribers resume with their tokens from the page ring",
+	       prev ? "" : " (the ring could not be carried on: its pages are not served)");
+}
+
 void ringtapd_adopt_end(struct ringtapd *d)
 {
 	unsigned int resumed = 0, gone = 0;
 
 	if (!d->have_state)
 		return;
+	/* Whoever was subscribed has a while to come back before its events are switched off. */
+	if (d->server)
+		rt_server_hold_selection(d->server);
+	if (d->crashed) {
+		if (d->pump)
+			restore_from_ring(d);
+		forget_state(d);
+		rt_fdstore_release(&d->store);
+		return;
+	}
 	for (uint32_t cpu = 0; d->pump && cpu < d->state.ncpus; cpu++)
 		if ((int)cpu < rt_pump_ncpus(d->pump))
 			rt_pump_restore_cpu(d->pump, (int)cpu, &d->state.cpus[cpu]);
@@ -324,6 +370,8 @@ static int collect(struct ringtapd *d, struct kept *k)
 		 */
 		.ring_slots = ring->ring.head.slots,
 		.ring_page_size = ring->ring.head.page_size,
+		.secret = (const uint8_t *)&d->secret,
+		.secret_len = sizeof(d->secret),
 	};
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
@@ -413,7 +461,7 @@ static int store(struct ringtapd *d, struct kept *k, int state_fd)
 /* What a failed handover put in the store comes out again: the stop goes on as before. */
 static void unstore(struct ringtapd *d, const struct kept *k)
 {
-	struct rt_fdstore fs = { .active = true, .state_fd = -1, .ring_fd = -1 };
+	struct rt_fdstore fs = { .active = true, .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
 	char name[32];
 	int ret = 0;
 
@@ -510,4 +558,72 @@ int ringtapd_hand_over(struct ringtapd *d)
 	       "systemd's fd store for the next ringtapd", rt_pump_ncpus(d->pump), k.n);
 	kept_release(&k);
 	return 0;
+}
+
+/* --- kept from the start, for a crash --------------------------------------- */
+
+/* The store's names for what the start keeps, noted for the stop that takes them out. */
+static int arm_put(struct ringtapd *d, const char *name, int fd, bool no_poll)
+{
+	int ret = rt_fdstore_put(name, fd, no_poll);
+
+	return ret ?: rt_fdstore_note(&d->armed, name);
+}
+
+void ringtapd_arm_store(struct ringtapd *d)
+{
+	struct rt_page_ring *ring = d->pump ? rt_pump_ring(d->pump) : NULL;
+	int ncpus = d->pump ? rt_pump_ncpus(d->pump) : 0, state_fd = -1, ret = 0;
+	struct rt_state st = {
+		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
+		.clock = rt_session_clock(d->session) ?: "",
+		.buffer_kb = d->opts.buffer_kb,
+		.ncpus = (uint32_t)ncpus,
+		.at_start = true,
+		.secret = (const uint8_t *)&d->secret,
+		.secret_len = sizeof(d->secret),
+	};
+	struct rt_buf bytes = { 0 };
+	char name[32];
+
+	d->armed = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
+	if (!rt_fdstore_available() || !d->server || !ring || d->opts.tracing_dir ||
+	    !rt_session_owned(d->session))
+		return;
+	st.ring_slots = ring->ring.head.slots;
+	st.ring_page_size = ring->ring.head.page_size;
+	/* Its counts are the ring's: none here. */
+	st.cpus = calloc((size_t)ncpus ?: 1, sizeof(*st.cpus));
+	ret = st.cpus ? rt_state_write(&st, &bytes) : -ENOMEM;
+	if (!ret && (state_fd = state_file(&bytes)) < 0)
+		ret = state_fd;
+	for (int cpu = 0; !ret && cpu < ncpus; cpu++) {
+		snprintf(name, sizeof(name), "cpu%d", cpu);
+		if (rt_pump_fd(d->pump, cpu) >= 0)
+			ret = arm_put(d, name, rt_pump_fd(d->pump, cpu), true);
+	}
+	ret = ret ?: arm_put(d, "ring", ring->fd, false);
+	ret = ret ?: arm_put(d, "crash", state_fd, false);
+	ret = ret ?: rt_fdstore_barrier();
+	if (state_fd >= 0)
+		close(state_fd);
+	free(st.cpus);
+	rt_buf_free(&bytes);
+	if (ret) {
+		rt_log(LOG_WARNING, "keeping the instance in systemd's fd store for a crash failed "
+		       "(%s): a crash starts afresh", strerror(-ret));
+		rt_fdstore_release(&d->armed);
+		return;
+	}
+	rt_log(LOG_INFO, "the trace fds, page ring and resume secret are in systemd's fd store: "
+	       "after a crash the next ringtapd goes on from them");
+}
+
+void ringtapd_disarm_store(struct ringtapd *d)
+{
+	/* A handover left them for the next ringtapd: only the names are forgotten. */
+	if (rt_session_owned(d->session))
+		rt_fdstore_release(&d->armed);
+	else
+		rt_fdstore_forget(&d->armed);
 }

@@ -28,6 +28,17 @@ void ringtapd_adopt_trace_fds(struct ringtapd *d);
 /* After the server: the kept subscribers served again; the store emptied. */
 void ringtapd_adopt_end(struct ringtapd *d);
 /*
+ * At the end of the start, under systemd: each CPU's trace fd, the page
+ * ring and a state with the instance, the ring's geometry and the resume
+ * secret go into the fd store (FDNAME=crash for the state), so that after
+ * a crash (SIGKILL, SIGSEGV, the watchdog) the next ringtapd adopts the
+ * instance and ring as at a restart, and subscribers resume with their
+ * tokens. Logs what fails (nothing is kept then: a crash starts afresh).
+ */
+void ringtapd_arm_store(struct ringtapd *d);
+/* A real stop: what the start kept comes out of the store, so the instance can go. */
+void ringtapd_disarm_store(struct ringtapd *d);
+/*
  * At SIGTERM: 0 when this stop is a restart and everything is in the
  * store (the loop then just exits, leaving the instance), or -errno when
  * it is a stop as before (not a restart, no systemd, the store refused).

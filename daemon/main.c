@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <systemd/sd-daemon.h>
 
 #include "handover.h"
@@ -291,12 +292,20 @@ static int run(struct ringtapd *d)
 	if ((ret = start_pump(d)) || (ret = ringtapd_loop_start(d)))
 		return ret;
 	d->start_ns[START_RING] = rt_monotonic_ns();
+	/* Resume tokens: the previous ringtapd's secret when it left one, else a new one. */
+	if (!d->have_secret && (ret = rt_token_secret_new(&d->secret)) < 0) {
+		rt_log(LOG_ERR, "no random bytes for resume tokens: %s", strerror(-ret));
+		return ret;
+	}
+	d->have_secret = true;
+	d->server_opts.resume_secret = &d->secret;
 	if (!d->to_stdout && (ret = rt_server_new(&d->server, d->loop, &d->server_opts,
 						  d->session, d->layout)))
 		return ret;
 	if (d->server)
 		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	ringtapd_adopt_end(d);
+	ringtapd_arm_store(d);
 	d->start_ns[START_SUBSCRIBERS] = rt_monotonic_ns();
 	if ((ret = start_nats(d)))
 		return ret;
@@ -327,6 +336,9 @@ static void teardown(struct ringtapd *d)
 	rt_fdstore_release(&d->store);
 	rt_state_release(&d->state);
 	free(d->state_bytes);
+	/* Out of the store before the instance goes: a stored trace fd keeps it busy. */
+	ringtapd_disarm_store(d);
+	OPENSSL_cleanse(&d->secret, sizeof(d->secret));
 	if ((ret = rt_session_close(d->session)))
 		rt_log(LOG_WARNING, "cannot remove the tracefs instance: %s", strerror(-ret));
 	ringtapd_release_settings(d);

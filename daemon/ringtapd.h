@@ -17,6 +17,7 @@
 #include "host.h"
 #include "server.h"
 #include "state.h"
+#include "token.h"
 #include "tracefs.h"
 
 struct rt_layout;
@@ -62,6 +63,11 @@ struct ringtapd {
 	uint8_t *state_bytes;
 	struct rt_state state;
 	bool have_state;
+	bool crashed;			/* the state is the one kept from the start: a crash */
+	/* What this run keeps in the store from its start, for a crash (handover.c). */
+	struct rt_fdstore armed;
+	struct rt_token_secret secret;	/* resume tokens': the previous run's, else new */
+	bool have_secret;
 
 	/* The modules, in the order they start. */
 	struct rt_session *session;

@@ -22,6 +22,7 @@
 #include "ring_conn.h"
 #include "server.h"
 #include "tracefs.h"
+#include "util.h"
 
 /*
  * The trace clock as a clock_gettime() clock: exact for mono, mono_raw and
@@ -37,9 +38,20 @@ static clockid_t trace_clockid(const char *name)
 	return CLOCK_MONOTONIC;
 }
 
+void rt_server_hold_selection(struct rt_server *srv)
+{
+	srv->hold_until = rt_monotonic_ns() + RT_SELECTION_HOLD_SEC * 1000000000ULL;
+}
+
 static int on_heartbeat(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct rt_server *srv = userdata;
+
+	/* The previous ringtapd's subscribers had their while: the selection follows those here. */
+	if (srv->hold_until && rt_monotonic_ns() >= srv->hold_until) {
+		srv->hold_until = 0;
+		conn_reselect(srv);
+	}
 
 	for (struct rt_conn *c = srv->conns, *next; c; c = next) {
 		next = c->next;

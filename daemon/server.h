@@ -48,6 +48,14 @@ void rt_server_page(struct rt_server *server, unsigned int cpu, struct rt_page_b
 		    uint64_t first_seq);
 void rt_server_end_page(struct rt_server *server);
 
+/*
+ * After a restart or a crash: the kernel's selection stays as the previous
+ * ringtapd left it (events are switched on, none off, no filter narrowed)
+ * for RT_SELECTION_HOLD_SEC, while its subscribers come back.
+ */
+#define RT_SELECTION_HOLD_SEC 10
+void rt_server_hold_selection(struct rt_server *server);
+
 /* Tells the subscribers that select this CPU that it went offline or came back. */
 void rt_server_cpu_state(struct rt_server *server, unsigned int cpu, bool online);
 

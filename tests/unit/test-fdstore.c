@@ -47,14 +47,15 @@ static void sorted(void)
 {
 	struct rt_fdstore fs;
 
-	hand_back(6, "ringtapd.socket:cpu0:cpu1:conn4:state:ring");
+	hand_back(7, "ringtapd.socket:cpu0:cpu1:conn4:state:ring:crash");
 	CHECK_EQ(rt_fdstore_collect(&fs), 0);
 	CHECK(rt_fdstore_any(&fs));
 	CHECK_EQ(fs.ncpu_fds, 2);
 	CHECK_EQ(fs.state_fd, 7);
 	CHECK_EQ(fs.ring_fd, 8);
+	CHECK_EQ(fs.crash_fd, 9);
 	CHECK_EQ(fs.n_conns, 1);
-	CHECK_EQ(fs.n_names, 5);
+	CHECK_EQ(fs.n_names, 6);
 	/* The socket unit's, for sd_listen_fds() as if the store had given nothing. */
 	CHECK_STR(getenv("LISTEN_FDS"), "1");
 	CHECK_STR(getenv("LISTEN_FDNAMES"), "ringtapd.socket");
@@ -73,8 +74,9 @@ static void sorted(void)
 	CHECK(is_open(6));
 	CHECK(!is_open(7));	/* the state */
 	CHECK(is_open(8));	/* the ring, taken */
+	CHECK(!is_open(9));	/* the crash state */
 	CHECK(!rt_fdstore_any(&fs));
-	for (int fd = 3; fd <= 8; fd++)
+	for (int fd = 3; fd <= 9; fd++)
 		close(fd);
 }
 
@@ -104,6 +106,7 @@ static void nothing_handed_back(void)
 	CHECK(!rt_fdstore_any(&fs));
 	CHECK_EQ(fs.state_fd, -1);
 	CHECK_EQ(fs.ring_fd, -1);
+	CHECK_EQ(fs.crash_fd, -1);
 	rt_fdstore_release(&fs);
 }
 
