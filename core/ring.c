@@ -184,6 +184,24 @@ int rt_ring_left_at(const struct rt_ring *ring, unsigned int cpu, uint64_t *next
 	return 0;
 }
 
+const uint8_t *rt_ring_room_left(const struct rt_ring *ring, unsigned int cpu, uint64_t page,
+				 uint64_t *held_page, struct rt_ring_page_info *held)
+{
+	const struct rt_ring_slot *slot;
+
+	if (cpu >= ring->head.ncpus)
+		return NULL;
+	slot = slot_of(ring, cpu, page);
+	if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != 2 * page + 1)
+		return NULL;
+	*held_page = slot->page;
+	*held = (struct rt_ring_page_info){
+		.len = slot->len, .records = slot->records, .flags = slot->flags,
+		.first_ts = slot->first_ts, .last_ts = slot->last_ts,
+	};
+	return (const uint8_t *)slot + ring->head.slot_head_size;
+}
+
 void rt_ring_commit(struct rt_ring *ring, unsigned int cpu, const struct rt_ring_page_info *info)
 {
 	struct rt_ring_cpu *c = cpu_of(ring, cpu);

@@ -136,6 +136,15 @@ uint64_t rt_ring_oldest(const struct rt_ring *ring, unsigned int cpu);
 struct rt_ring_page_info;
 int rt_ring_left_at(const struct rt_ring *ring, unsigned int cpu, uint64_t *next_page,
 		    struct rt_ring_page_info *counts);
+/*
+ * After a crash: the room of the CPU's page `page` when its slot is still
+ * marked as being written (the writer died between its read and its
+ * commit), with what the slot's header says (*held: the page it held
+ * before, or this one's where the commit had begun: held_page says which);
+ * NULL otherwise. The caller decides whether the room holds a page read.
+ */
+const uint8_t *rt_ring_room_left(const struct rt_ring *ring, unsigned int cpu, uint64_t page,
+				 uint64_t *held_page, struct rt_ring_page_info *held);
 /* Pages whole on the CPU so far (the writer's count, read with acquire). */
 uint64_t rt_ring_written(const struct rt_ring *ring, unsigned int cpu);
 

@@ -550,6 +550,35 @@ void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals 
 	};
 }
 
+bool rt_pump_recover_page(struct rt_pump *p, const struct rt_ring *prev, int cpu, uint64_t page)
+{
+	struct rt_ring_page_info held;
+	struct rt_page_result res;
+	struct rt_page_buf *buf;
+	size_t len = prev->head.page_size;
+	const uint8_t *room;
+	uint64_t held_page;
+
+	room = rt_ring_room_left(prev, (unsigned int)cpu, page, &held_page, &held);
+	if (!room || len > p->ring->ring.head.page_size ||
+	    rt_decode_page(p->decoder, (unsigned int)cpu, room, len, NULL, NULL, &res) || !res.records)
+		return false;
+	/*
+	 * The commit had begun (it rewrites the header after the read), or the
+	 * room holds a page newer than the one the slot held a lap before: the
+	 * read had taken it from the kernel. Else the read never came.
+	 */
+	if (held_page != page && held.len && res.timestamp <= held.last_ts)
+		return false;
+	buf = rt_page_ring_begin(p->ring, (unsigned int)cpu);
+	if (!buf)
+		return false;
+	memcpy(buf->data, room, len);
+	buf->len = (unsigned int)len;
+	p->readers[cpu].pages++;
+	return on_page(cpu, buf, (unsigned int)len, p) == 0;
+}
+
 void rt_pump_restore_cpu(struct rt_pump *p, int cpu, const struct rt_state_cpu *from)
 {
 	struct cpu_account *a = &p->acct[cpu];

@@ -20,6 +20,7 @@
 struct rt_layout;
 struct rt_nats;
 struct rt_page_ring;
+struct rt_ring;
 struct rt_state_cpu;
 struct rt_pump;
 struct rt_server;
@@ -87,6 +88,13 @@ void rt_pump_cpu_totals(const struct rt_pump *pump, int cpu, struct rt_pump_tota
  * do, and the ring's slots go on counting the events before each page.
  */
 void rt_pump_restore_cpu(struct rt_pump *pump, int cpu, const struct rt_state_cpu *from);
+/*
+ * After a crash, the CPU's counts restored: the page the crashed ringtapd
+ * had read from the kernel (its slot in prev marked, not committed) goes
+ * into this one's ring as the CPU's next page. true when there was one.
+ */
+bool rt_pump_recover_page(struct rt_pump *pump, const struct rt_ring *prev, int cpu,
+			  uint64_t page);
 /*
  * At the stop, tracing off: every CPU read until the kernel's counters say
  * it holds nothing, then what they say was lost beyond what the pages said

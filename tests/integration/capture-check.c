@@ -6,8 +6,11 @@
  * kbuffer; a record of an event whose format did not come first makes the
  * capture MALFORMED. Prints what it found:
  *   "frames=F pages=P records=R test_records=T lost=L"
- * usage: rt-guest-capture-check FILE
+ * and with --seqs, the test source's (cpu, seq) pairs counted: " distinct=D
+ * dups=U" (a capture resumed across crashes holds each once).
+ * usage: rt-guest-capture-check [--seqs] FILE
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,28 @@
 #include <kbuffer.h>
 
 #include "wire.h"
+
+#define MAX_CPUS 64
+#define MAX_SEQ (1u << 24)
+
+/* The test event's (cpu, seq): counted once, or as a duplicate. */
+static void note_seq(struct tep_handle *tep, int type, void *data, int size, unsigned char **seen,
+		     unsigned long *distinct, unsigned long *dups)
+{
+	struct tep_event *ev = tep_find_event(tep, type);
+	struct tep_record r = { .data = data, .size = size };
+	unsigned long long seq, cpu;
+
+	if (!ev || tep_get_field_val(NULL, ev, "seq", &r, &seq, 0) ||
+	    tep_get_field_val(NULL, ev, "cpu", &r, &cpu, 0) || cpu >= MAX_CPUS || seq >= MAX_SEQ)
+		return;
+	if (!seen[cpu] && !(seen[cpu] = calloc(MAX_SEQ, 1)))
+		return;
+	if (seen[cpu][seq]++)
+		(*dups)++;
+	else
+		(*distinct)++;
+}
 
 int main(int argc, char **argv)
 {
@@ -27,9 +52,12 @@ int main(int argc, char **argv)
 	FILE *f;
 	size_t n;
 	int test_id = -1, bad = 0;
+	bool seqs = argc == 3 && !strcmp(argv[1], "--seqs");
+	unsigned char *seen[MAX_CPUS] = { 0 };
+	unsigned long distinct = 0, dups = 0;
 
-	if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
-		fprintf(stderr, "usage: %s FILE\n", argv[0]);
+	if (argc != 2 + seqs || !(f = fopen(argv[1 + seqs], "rb"))) {
+		fprintf(stderr, "usage: %s [--seqs] FILE\n", argv[0]);
 		return 2;
 	}
 	rt_wire_reader_init(&r, 0);
@@ -86,6 +114,9 @@ int main(int argc, char **argv)
 
 							records++;
 							test += type == test_id;
+							if (seqs && type == test_id)
+								note_seq(tep, type, rec, kbuffer_event_size(kb),
+									 seen, &distinct, &dups);
 							/* Every event in a page has its format first. */
 							unknown += !tep_find_event(tep, type);
 						}
@@ -102,8 +133,11 @@ int main(int argc, char **argv)
 	rt_wire_reader_release(&r);
 	if (unknown)
 		bad = 1;
-	printf("frames=%lu pages=%lu records=%lu test_records=%lu lost=%lu%s\n", frames, pages,
-	       records, test, lost, bad ? " MALFORMED" : "");
+	printf("frames=%lu pages=%lu records=%lu test_records=%lu lost=%lu", frames, pages,
+	       records, test, lost);
+	if (seqs)
+		printf(" distinct=%lu dups=%lu", distinct, dups);
+	printf("%s\n", bad ? " MALFORMED" : "");
 	if (unknown)
 		fprintf(stderr, "capture-check: %lu records of events that had no Schema before\n",
 			unknown);

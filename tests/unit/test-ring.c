@@ -370,6 +370,62 @@ static void test_continue(void)
 	free(other.base);
 }
 
+/*
+ * A writer that died: its counts after the last commit (or a commit cut
+ * between its two stores), the page it had begun (its room, and what the
+ * slot held a lap before), the oldest page a continued area holds, and a
+ * second continuation going on from the counts, not from zeros.
+ */
+static void test_crash(void)
+{
+	uint64_t events = 0, lost = 0, next, held_page;
+	struct rt_ring_page_info n, held;
+	struct area a, b, c;
+	const uint8_t *room;
+	uint8_t *begun;
+
+	CHECK_EQ(area_new(&a, 1, 4, 64), 0);
+	CHECK_EQ(area_new(&b, 1, 4, 64), 0);
+	CHECK_EQ(area_new(&c, 1, 4, 64), 0);
+	CHECK_EQ(rt_ring_left_at(&a.ring, 0, &next, &n), 0);
+	CHECK(next == 0 && n.events_before == 0);
+	CHECK(!rt_ring_room_left(&a.ring, 0, 0, &held_page, &held));
+	for (int i = 0; i < 5; i++)
+		write_page(&a.ring, 0, &events, &lost, 7, i == 3 ? 2 : 0);
+	CHECK_EQ(rt_ring_left_at(&a.ring, 0, &next, &n), 0);
+	CHECK_EQ(next, 5);
+	CHECK_EQ(n.events_before, events);
+	CHECK_EQ(n.kernel_lost, 2);
+	CHECK_EQ(rt_ring_oldest(&a.ring, 0), 2);
+	/* Page 5 begun, its read done, no commit: the room, and page 1's header a lap before. */
+	begun = rt_ring_begin(&a.ring, 0);
+	memset(begun, 0x55, 64);
+	room = rt_ring_room_left(&a.ring, 0, 5, &held_page, &held);
+	CHECK(room == begun);
+	CHECK_EQ(held_page, 1);
+	CHECK_EQ(held.last_ts, 19);
+	CHECK(!rt_ring_room_left(&a.ring, 0, 4, &held_page, &held));
+	/* Goes on where the last commit got to; a second continuation from its counts. */
+	CHECK_EQ(rt_ring_continue(&b.ring, &a.ring), 0);
+	CHECK_EQ(rt_ring_written(&b.ring, 0), 5);
+	CHECK_EQ(rt_ring_oldest(&b.ring, 0), 5);
+	CHECK_EQ(rt_ring_continue(&c.ring, &b.ring), 0);
+	CHECK_EQ(rt_ring_left_at(&c.ring, 0, &next, &n), 0);
+	CHECK(next == 5 && n.events_before == events && n.kernel_lost == 2);
+	/* A commit cut after its slot was whole, before the count moved: counted as done. */
+	rt_ring_abort(&a.ring, 0);
+	write_page(&a.ring, 0, &events, &lost, 7, 0);
+	((struct rt_ring_cpu *)((uint8_t *)a.base + a.ring.head.cpus_offset))->written = 5;
+	CHECK_EQ(rt_ring_left_at(&a.ring, 0, &next, &n), 0);
+	CHECK_EQ(next, 6);
+	CHECK_EQ(n.events_before, events);
+	((struct rt_ring_cpu *)((uint8_t *)a.base + a.ring.head.cpus_offset))->written = 3;
+	CHECK_EQ(rt_ring_left_at(&a.ring, 0, &next, &n), -EBADMSG);
+	free(a.base);
+	free(b.base);
+	free(c.base);
+}
+
 int main(void)
 {
 	test_geometry();
@@ -379,5 +435,6 @@ int main(void)
 	test_contradictions();
 	test_race();
 	test_continue();
+	test_crash();
 	return check_exit("ring");
 }

@@ -5,10 +5,11 @@
  * once, none twice. Notes the time each line arrives and reports the
  * longest silence between two records: across a restart that is the time
  * from the last record the old daemon delivered to the first the new one
- * did. Any other "# " line (a loss, a gap, a cut) is printed and counted.
+ * did. A stream that was cut and resumed says so in three lines, counted
+ * as resumes; any other "# " line (a loss, a gap) is printed and counted.
  *
  * usage: ringtap stream ... | rt-guest-seqcheck NCPUS > report
- * report: "records R dups D cpuN count C max M ... comments K longest_gap_ms G"
+ * report: "records R dups D cpuN count C max M ... comments K longest_gap_ms G resumes S"
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 	unsigned int ncpus = argc > 1 ? (unsigned int)atoi(argv[1]) : 1;
 	static unsigned char *seen[MAX_CPUS];
 	uint64_t count[MAX_CPUS] = { 0 }, max[MAX_CPUS] = { 0 }, records = 0, dups = 0;
-	unsigned long comments = 0;
+	unsigned long comments = 0, resumes = 0;
 	double last = 0, longest = 0;
 	char line[4096];
 
@@ -48,6 +49,14 @@ int main(int argc, char **argv)
 		unsigned int cpu;
 		double t = now_ms();
 
+		/* A stream cut and resumed where it was (--reconnect): no comment on the events. */
+		if (!strncmp(line, "# end: the connection was cut", 29) ||
+		    !strncmp(line, "# connection to ringtapd lost", 29) ||
+		    !strncmp(line, "# resumed ", 10)) {
+			resumes += line[2] == 'r';
+			printf("resume: %s", line);
+			continue;
+		}
 		if (line[0] == '#') {
 			comments++;
 			printf("comment: %s", line);
@@ -90,6 +99,6 @@ int main(int argc, char **argv)
 	printf("records %" PRIu64 " dups %" PRIu64, records, dups);
 	for (unsigned int i = 0; i < ncpus; i++)
 		printf(" cpu%u count %" PRIu64 " max %" PRIu64, i, count[i], max[i]);
-	printf(" comments %lu longest_gap_ms %.0f\n", comments, longest);
+	printf(" comments %lu longest_gap_ms %.0f resumes %lu\n", comments, longest, resumes);
 	return 0;
 }

@@ -1,0 +1,76 @@
+# Guest with systemd as PID 1: ringtapd killed with SIGKILL $CRASHES times
+# while the test source emits at $RATE events/s. Its trace fds, page ring
+# and resume secret are in systemd's fd store from its start: each next
+# ringtapd adopts them, and two subscribers with --reconnect (a decoded
+# `ringtap stream`, checked by rt-guest-seqcheck, and a raw `ringtap
+# record`, checked by rt-guest-capture-check) resume each time from their
+# last sequence number: every one the kernel emitted comes once, none is
+# missing, nothing is reported lost, no gap. The longest silence (the
+# crash, systemd's restart pause, the new start, the catch-up) is noted.
+crashes=${CRASHES:-5}
+rate=${RATE:-5000}
+ncpus=$(nproc)
+echo "note: $(systemctl --version | head -n1)"
+
+emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
+
+mkdir -p /etc/ringtap
+# Buffers that outlast the guest's stalls and the restart pause at this rate.
+echo "buffer_kb = 8192" > /etc/ringtap/ringtapd.conf
+systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
+systemctl start ringtapd.service || fail "ringtapd did not start: $(journal | tail -n 20)"
+mkfifo /tmp/a.fifo
+rt-guest-seqcheck "$ncpus" < /tmp/a.fifo > /tmp/a.check &
+checker=$!
+ringtap stream -e ringtap_test:ringtap_test --no-time --reconnect > /tmp/a.fifo 2> /tmp/a.err &
+client=$!
+ringtap record -e ringtap_test:ringtap_test --reconnect -o /tmp/rec.cap 2> /tmp/rec.err &
+recorder=$!
+wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 2 ]' ||
+	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/rec.err)"
+echo "$rate" > $RINGTAP_TEST/rate
+sleep 2
+
+for i in $(seq "$crashes"); do
+	old=$(unit_pid)
+	echo "note: crash $i at $(cut -d' ' -f1 /proc/uptime) s"
+	kill -KILL "$old"
+	wait_for 60 sh -c "[ \"\$(systemctl show -p NRestarts --value ringtapd)\" = $i ] &&
+		[ \"\$(systemctl is-active ringtapd)\" = active ]" ||
+		fail "crash $i: not restarted: $(systemctl status ringtapd --no-pager -l | tail -n 20)"
+	new=$(unit_pid)
+	journalctl _PID="$new" -o cat | grep -q "resumed after a crash: the instance's buffers" ||
+		fail "crash $i: the instance was not adopted: $(journalctl _PID="$new" -o cat)"
+	wait_for 60 sh -c "[ \$(journalctl _PID=$new -o cat | grep -c 'resumed from the page ring') = 2 ]" ||
+		fail "crash $i: the subscribers did not both resume: $(journalctl _PID="$new" -o cat |
+			grep -i 'resum\|refused'); $(cat /tmp/a.err /tmp/rec.err)"
+	kill -0 "$client" 2> /dev/null || fail "crash $i: the stream gave up: $(cat /tmp/a.err)"
+	kill -0 "$recorder" 2> /dev/null || fail "crash $i: the recorder gave up: $(cat /tmp/rec.err)"
+	journalctl _PID="$new" -o cat | grep "taken from its ring" | sed 's/^/note: /'
+	sleep 2
+done
+pass "$crashes crashes at $rate events/s: each time the instance adopted and both resumed"
+
+echo 0 > $RINGTAP_TEST/rate
+sleep 3
+kill -INT "$client" "$recorder"
+wait_or_dump "$checker" 30
+wait_or_dump "$recorder" 30 || fail "ringtap record: $(cat /tmp/rec.err)"
+expect_every_seq stream /tmp/a.check
+total=$seq_total
+expect_eq "stream: resumptions" "$(sed -n 's/.* resumes \([0-9]*\).*/\1/p' /tmp/a.check)" "$crashes"
+grep -q "ringtap: $total records, 0 lost, 0 gap(s), $crashes resumed" /tmp/a.err ||
+	fail "stream: summary: $(cat /tmp/a.err)"
+pass "stream: every one of $total events delivered once across $crashes crashes, 0 lost, 0 gaps"
+out=$(rt-guest-capture-check --seqs /tmp/rec.cap | sed 's/^frames=[0-9]* pages=[0-9]* records=[0-9]* //')
+expect_eq "record: the capture" "$out" "test_records=$total lost=0 distinct=$total dups=0"
+grep -q "gap\|not recorded" /tmp/rec.err && fail "record: $(cat /tmp/rec.err)"
+pass "record: every one of $total events in the capture once"
+gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
+echo "note: CRASH-FIGURES crashes=$crashes rate=$rate events=$total longest_gap_ms=$gap"
+
+# --- a real stop leaves nothing --------------------------------------------------
+systemctl stop ringtapd.socket ringtapd.service
+[ ! -e $T/instances/ringtap ] || fail "the tracefs instance is still there after stop"
+expect_eq "fd store after stop" "$(systemctl show -p NFileDescriptorStore --value ringtapd.service)" 0
+pass "stop removed the tracefs instance and emptied the fd store"
