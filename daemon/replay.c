@@ -17,7 +17,7 @@
 
 /* Where the catch-up is on one CPU. */
 struct replay_cpu {
-	bool wanted;			/* selected, and not caught up yet */
+	bool wanted;			/* selected: read until the writer's place */
 	bool started;			/* a page was read: later losses are the ring's to tell */
 	bool in_prev;			/* reading the previous ringtapd's area */
 	uint64_t after;			/* the last seq the subscriber has */
@@ -140,8 +140,21 @@ static void replay_arm(struct rt_conn *c)
 		struct replay_cpu *rc = &r->cpus[cpu];
 		uint64_t from;
 
-		rc->wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu) &&
-			     rc->after < next_seq(pr, cpu);
+		/*
+		 * Every CPU it selects, those it has all of too: pages that come
+		 * meanwhile must reach it by the catch-up, not by the live stream.
+		 */
+		rc->wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu);
+		if (rc->after >= next_seq(pr, cpu)) {
+			struct rt_ring_page_info n;
+			uint64_t at = rt_page_ring_next(pr, cpu, &n);
+
+			/* Nothing to skip: from the writer's place, with the counts before it. */
+			rt_ring_cursor_start(&rc->cur, at, n.events_before, n.kernel_lost,
+					     n.kernel_inexact, n.malformed);
+			rc->started = true;
+			continue;
+		}
 		rc->in_prev = prev && rt_ring_oldest(prev, cpu) < rt_ring_written(prev, cpu);
 		from = rc->in_prev ? rt_ring_oldest(prev, cpu) : rt_ring_oldest(&pr->ring, cpu);
 		rt_ring_cursor_start(&rc->cur, from, 0, 0, 0, 0);
@@ -263,18 +276,25 @@ bool replay_step(struct rt_conn *c)
 	struct conn_replay *r = c->replay;
 	struct rt_subscriber *s = &c->out.sub;
 	size_t half = rt_subscriber_queue_limit(s) / 2;
-	bool busy = false;
+	bool caught_up = true;
 
 	if (!r)
 		return true;
 	if (!r->armed)
 		replay_arm(c);
+	/*
+	 * Live only once every CPU is at the writer's place in the same step:
+	 * nothing is written between, so no page falls between the catch-up
+	 * and the live stream.
+	 */
 	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++) {
 		struct replay_cpu *rc = &r->cpus[cpu];
+		int ret = 1;
 
-		while (rc->wanted && rt_subscriber_queued_bytes(s) < half) {
-			int ret = replay_page(c, cpu, rc);
-
+		while (rc->wanted && ret > 0) {
+			if (rt_subscriber_queued_bytes(s) >= half)
+				break;
+			ret = replay_page(c, cpu, rc);
 			if (ret < 0) {
 				conn_send_error(c, -ret, ret == -EBADMSG ?
 						"the page ring's numbers contradict themselves: "
@@ -282,15 +302,13 @@ bool replay_step(struct rt_conn *c)
 						"out of memory to resume this subscription");
 				return false;
 			}
-			if (!ret)
-				rc->wanted = false;
 			if (rt_subscriber_end_page(s))
 				conn_out_of_memory(c, "for a batch");
 		}
-		busy |= rc->wanted;
+		caught_up &= !rc->wanted || ret == 0;
 	}
 	conn_want_write(c, true);
-	if (busy)
+	if (!caught_up)
 		return true;
 	rt_log(LOG_INFO, "client %s (pid %d): resumed from the page ring, %" PRIu64 " page(s), "
 	       "%" PRIu64 " record(s) caught up, %" PRIu64 " no longer held (reported lost)",

@@ -8,7 +8,7 @@
 # missing, nothing is reported lost, no gap. The longest silence (the
 # crash, systemd's restart pause, the new start, the catch-up) is noted.
 crashes=${CRASHES:-5}
-rate=${RATE:-5000}
+rate=${RATE:-20000}
 ncpus=$(nproc)
 echo "note: $(systemctl --version | head -n1)"
 
