@@ -5,14 +5,17 @@
  * planned restart. Owns the names kept there (cpuN: a CPU's trace_pipe_raw,
  * stored with FDPOLL=0, since an offline CPU's polls as an error and PID 1
  * would drop it; connN: a subscriber's connection; ring: the page ring's
- * memfd, read-write; state: the memfd core/state.c's bytes are in), taking them back from LISTEN_FDS at the
+ * memfd, read-write; state: the memfd core/state.c's bytes are in; crash:
+ * the state kept from the start), taking them back from LISTEN_FDS at the
  * start (the socket unit's own descriptors are left to the listener, as
  * sd_listen_fds() would hand them), removing them from the store once
  * taken or at a real stop, and asking PID 1 whether a stop is a restart.
  *
- * The store holds something only between a restart's stop and the next
- * start: a `systemctl stop`, a crash and a run without systemd (no
- * NOTIFY_SOCKET) leave it empty and behave as before.
+ * Under systemd the store holds, from a start on, each CPU's trace fd,
+ * the ring and the crash state (handover.c arms it), and across a planned
+ * restart the connections and the state too. A `systemctl stop` empties it
+ * before the instance goes; a run without systemd (no NOTIFY_SOCKET) never
+ * uses it.
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -625,6 +625,8 @@ void ringtapd_arm_store(struct ringtapd *d)
 
 void ringtapd_disarm_store(struct ringtapd *d)
 {
+	if (!d->armed.active)
+		return;
 	/* A handover left them for the next ringtapd: only the names are forgotten. */
 	if (rt_session_owned(d->session))
 		rt_fdstore_release(&d->armed);

@@ -14,10 +14,12 @@
  * and connections still in their handshake or saying goodbye, end as at a
  * stop. At the start the instance is adopted when its trace fds come back
  * with a state this release reads; each subscriber is served again without
- * a new Welcome. NATS publishing on, the restart is a stop as before.
- * Anything else (a stop, a crash, no systemd, a state it
- * cannot read) starts as before: the store emptied first, a stale instance
- * reclaimed.
+ * a new Welcome. After a crash the state kept from the start (FDNAME=crash,
+ * armed at each start) comes back alone: the instance and ring are adopted
+ * the same way, the counts taken from the ring, no subscriber kept (they
+ * resume by their tokens, replay.h). Anything else (a stop, no systemd, a
+ * state it cannot read) starts as before: the store emptied first, a stale
+ * instance reclaimed.
  */
 struct ringtapd;
 

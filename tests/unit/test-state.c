@@ -108,6 +108,29 @@ static void round_trip(void)
 	rt_buf_free(&b);
 }
 
+/* The state kept from the start for a crash: no subscriber, the flag and the resume secret. */
+static void crash_state(void)
+{
+	static const uint8_t secret[40] = "0123456789abcdefghijklmnopqrstuvwxyzABCD";
+	struct rt_state_cpu cpus[2] = { 0 };
+	struct rt_state st = { .instance = "ringtap", .clock = "local", .ncpus = 2, .cpus = cpus,
+			       .ring_slots = 4096, .ring_page_size = 4096, .at_start = true,
+			       .secret = secret, .secret_len = sizeof(secret) };
+	struct rt_buf b = { 0 };
+	struct rt_why why = { "" };
+	struct rt_state got;
+
+	CHECK_EQ(rt_state_write(&st, &b), 0);
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), 0);
+	CHECK(got.at_start);
+	CHECK_EQ(got.secret_len, sizeof(secret));
+	CHECK(got.secret && !memcmp(got.secret, secret, sizeof(secret)));
+	CHECK_EQ(got.ring_slots, 4096);
+	CHECK_EQ(got.n_subs, 0);
+	rt_state_release(&got);
+	rt_buf_free(&b);
+}
+
 static void refusals(void)
 {
 	struct rt_state got;
@@ -129,9 +152,12 @@ static void refusals(void)
 
 	/* A count of subscribers the bytes cannot hold. */
 	write_sample(&b, 2, 0);
-	/* The count, then the ring's record (its length, slots, page size). */
-	b.data[b.len - 16] = 0xff;
-	b.data[b.len - 15] = 0xff;
+	/*
+	 * The count, then the ring's record (its length, slots, page size) and
+	 * the crash record (its length, at_start, the secret's length: none).
+	 */
+	b.data[b.len - 28] = 0xff;
+	b.data[b.len - 27] = 0xff;
 	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EINVAL);
 	CHECK_STR(why.text, "the state's subscriber count is damaged");
 	rt_buf_free(&b);
@@ -237,5 +263,6 @@ int main(void)
 	refusals();
 	longer_record();
 	first_release_state();
+	crash_state();
 	return check_exit("test-state");
 }
