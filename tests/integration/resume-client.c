@@ -14,7 +14,11 @@
  *    its secret's id, in the peer it names, cut short, and one resuming
  *    ahead of the daemon: each is refused with RESUME_REFUSED and says why.
  *
- * usage: resume-client SOCKET decoded|raw TOTAL FIRST
+ * Over TLS (the five extra arguments), step 3 is instead: the place and
+ * token presented by another certificate the daemon also serves, which is
+ * refused as another peer's.
+ *
+ * usage: resume-client ADDRESS decoded|raw TOTAL FIRST [CA CERT KEY OTHER_CERT OTHER_KEY]
  */
 #include <errno.h>
 #include <poll.h>
@@ -198,9 +202,15 @@ int main(int argc, char **argv)
 	uint64_t total, first, got, cpus_with = 0, in_all = 0;
 	bool raw;
 
-	if (argc != 5 || !place) {
-		fprintf(stderr, "usage: resume-client SOCKET decoded|raw TOTAL FIRST\n");
+	if ((argc != 5 && argc != 10) || !place) {
+		fprintf(stderr, "usage: resume-client ADDRESS decoded|raw TOTAL FIRST "
+			"[CA CERT KEY OTHER_CERT OTHER_KEY]\n");
 		return 2;
+	}
+	if (argc == 10) {
+		o.tls_ca = argv[5];
+		o.tls_cert = argv[6];
+		o.tls_key = argv[7];
 	}
 	o.socket_path = argv[1];
 	raw = !strcmp(argv[2], "raw");
@@ -254,7 +264,26 @@ int main(int argc, char **argv)
 	}
 	printf("ok: %llu CPUs, seqs 1..n on each without a hole or a repeat (%llu)\n",
 		       (unsigned long long)cpus_with, (unsigned long long)in_all);
-	tampered(argv[1], ringtap_welcome(c));
+	if (argc == 5) {
+		tampered(argv[1], ringtap_welcome(c));
+	} else {
+		struct ringtap_client *other;
+
+		/* The place and token, shown by another certificate: refused as another peer's. */
+		if (ringtap_resume_save(c, place))
+			FAIL("no place to save");
+		o.tls_cert = argv[8];
+		o.tls_key = argv[9];
+		if (!ringtap_connect_resumable(&other, &o, place, &err)) {
+			FAIL("another certificate resumed this one's stream");
+			ringtap_close(other);
+		} else if (err.refusal != RINGTAP__REFUSAL_REASON__RESUME_REFUSED ||
+			   !strstr(err.text, "given to another peer")) {
+			FAIL("another certificate's resume: %s", err.text);
+		} else {
+			printf("ok: another certificate's resume refused: %s\n", err.text);
+		}
+	}
 	ringtap_close(c);
 	ringtap_resume_free(place);
 	return failures ? 1 : 0;
