@@ -288,6 +288,12 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
+/* --reconnect resumes on the socket; a ring reader asked for by name reconnects with a gap. */
+static bool resumable(const struct record_args *a)
+{
+	return a->reconnect && a->opts.transport != RINGTAP_TRANSPORT_RING;
+}
+
 /*
  * The stream into the file until a signal, --duration or the daemon's end
  * (across restarts with --reconnect); closes c, or what replaced it.
@@ -301,7 +307,7 @@ static int record_until_end(struct recording *r, struct ringtap_client *c,
 	double start = cli_now_s(), next_progress = start + 1, end_by = 0;
 	struct ringtap_client *next;
 	/* --reconnect: the stream is resumable (record_main connected it so). */
-	struct ringtap_resume *place = a->reconnect ? ringtap_resume_new() : NULL;
+	struct ringtap_resume *place = resumable(a) ? ringtap_resume_new() : NULL;
 	bool ending = false;
 	int ret = 0;
 
@@ -424,7 +430,7 @@ int cmd_record(int argc, char **argv)
 	a.opts.tap = recording_tap_bytes;
 	a.opts.tap_ctx = &r;
 	a.opts.host_texts = r.tracedat;
-	if (a.reconnect ? ringtap_connect_resumable(&c, &a.opts, NULL, &err) :
+	if (resumable(&a) ? ringtap_connect_resumable(&c, &a.opts, NULL, &err) :
 			  ringtap_connect(&c, &a.opts, &err)) {
 		fprintf(stderr, "ringtap record: %s\n", err.text);
 		ret = 1;

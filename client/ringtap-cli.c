@@ -571,12 +571,16 @@ static int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "ringtap: signalfd: %s\n", strerror(-sfd));
 		goto fail;
 	}
-	/* --reconnect: numbered records, to resume where the stream was cut. */
-	if (s.reconnect && !(s.place = ringtap_resume_new())) {
+	/*
+	 * --reconnect: numbered records, to resume where the stream was cut; on
+	 * the socket (a ring reader asked for by name reconnects with a gap).
+	 */
+	if (s.reconnect && opts.transport != RINGTAP_TRANSPORT_RING &&
+	    !(s.place = ringtap_resume_new())) {
 		fprintf(stderr, "ringtap: out of memory\n");
 		goto fail;
 	}
-	s.c = connect_or_say(&opts, s.reconnect);
+	s.c = connect_or_say(&opts, s.place != NULL);
 	if (!s.c)
 		goto fail;
 	/* Lines are built from records read in place: no message unpacked per record. */
