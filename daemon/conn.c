@@ -486,8 +486,19 @@ static void take_name(struct rt_conn *c, const char *client_name)
  * Hello.resumable and Hello.resume: its records numbered, and where it
  * resumes checked against its token; false when refused.
  */
+/* What of the server a resume works with. */
+static struct replay_env replay_env_of(struct rt_server *srv)
+{
+	return (struct replay_env){
+		.session = srv->session, .layout = srv->layout, .host = &srv->id.host,
+		.fan = &srv->fan, .ring = srv->ring, .secret = &srv->secret,
+		.decoder = &srv->replay_decoder,
+	};
+}
+
 static bool take_resume(struct rt_conn *c, const Ringtap__Hello *hello)
 {
+	struct replay_env env = replay_env_of(c->srv);
 	struct rt_why why = { "" };
 
 	c->out.numbered = (hello->has_resumable && hello->resumable) || hello->resume;
@@ -498,7 +509,7 @@ static bool take_resume(struct rt_conn *c, const Ringtap__Hello *hello)
 		       "resumable applies to SOCKET: a ring reader keeps its place in the ring");
 		return false;
 	}
-	if (hello->resume && replay_begin(c, hello->resume, &why)) {
+	if (hello->resume && replay_begin(&env, c, hello->resume, &why)) {
 		refuse(c, RINGTAP__REFUSAL_REASON__RESUME_REFUSED, why.text);
 		return false;
 	}
@@ -584,13 +595,14 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 		return;
 	}
 	if (c->out.numbered) {
-		ret = replay_welcome(c, agreed.version, agreed.encoding);
+		struct replay_env env = replay_env_of(srv);
+
+		ret = replay_welcome(&env, c, agreed.version, agreed.encoding, &b);
 	} else {
 		ret = rt_encode_welcome_frame(agreed.version, agreed.encoding, &srv->id.host,
 					      srv->layout, &b);
-		ret = ret ?: conn_push(c, &b);
 	}
-	if (ret) {
+	if (ret || conn_push(c, &b)) {
 		rt_buf_free(&b);
 		c->dead = "cannot send Welcome";
 		return;
@@ -619,7 +631,22 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version,
 	       c->ring ? ", reading the page ring" : c->replay ? ", resuming" : "");
 	/* Its first catch-up now: a daemon with nothing new to read would not call again soon. */
-	replay_step(c);
+	conn_replay(c);
+}
+
+bool conn_replay(struct rt_conn *c)
+{
+	const char *nomem;
+	int ret = replay_step(c, &nomem);
+
+	if (nomem)
+		conn_out_of_memory(c, nomem);
+	if (!ret)
+		return true;
+	conn_send_error(c, -ret, ret == -EBADMSG ? "the page ring's numbers contradict "
+			"themselves: cannot resume from it" :
+			"out of memory to resume this subscription");
+	return false;
 }
 
 static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
@@ -921,7 +948,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 		return 0;
 	/* Its socket took some: more of its catch-up, whether pages come or not. */
 	if ((revents & EPOLLOUT) && c->replay && c->state == CONN_STREAMING)
-		replay_step(c);
+		conn_replay(c);
 	return 0;
 }
 

@@ -117,6 +117,11 @@ void conn_send_error(struct rt_conn *c, int err, const char *text);
 int conn_push_heartbeat(struct rt_conn *c);
 /* An allocation failed for c: what it lost is counted already; said once. */
 void conn_out_of_memory(struct rt_conn *c, const char *what);
+/*
+ * A resuming subscriber (replay.h): more of its catch-up queued; false
+ * when it cannot go on (it was sent an Error and is closing).
+ */
+bool conn_replay(struct rt_conn *c);
 /* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
 void conn_leave(struct rt_conn *c);
 /*

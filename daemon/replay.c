@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "conn_io.h"
+#include "fanout.h"
 #include "decode.h"
 #include "layout.h"
 #include "log.h"
@@ -25,9 +26,11 @@ struct replay_cpu {
 };
 
 struct conn_replay {
+	struct replay_env env;
 	struct replay_cpu *cpus;
 	unsigned int ncpus;
 	uint8_t *page;			/* one page copied out of the ring */
+	const char *nomem;		/* what an allocation failed for, for the caller to say */
 	bool armed;			/* its CPUs chosen, once its subscription was in force */
 	uint64_t pages, records, lost;	/* for the log line at its end */
 };
@@ -53,76 +56,73 @@ static uint64_t next_seq(const struct rt_page_ring *pr, unsigned int cpu)
 	return next.events_before >= next.kernel_lost ? next.events_before - next.kernel_lost : 0;
 }
 
-int replay_welcome(struct rt_conn *c, uint32_t version, Ringtap__Encoding enc)
+int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t version,
+		   Ringtap__Encoding enc, struct rt_buf *out)
 {
-	struct rt_server *srv = c->srv;
-	unsigned int ncpus = (unsigned int)rt_session_ncpus(srv->session);
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
 	uint8_t token[RT_TOKEN_SIZE];
 	char peer[RT_TOKEN_PEER_MAX];
 	struct rt_welcome_resume r = { .token = token, .token_len = sizeof(token) };
 	uint64_t *start = calloc(ncpus ?: 1, sizeof(*start));
-	struct rt_buf b = { 0 };
 	int ret;
 
 	if (!start)
 		return -ENOMEM;
 	peer_of(c, peer, sizeof(peer));
-	ret = rt_token_make(&srv->secret, peer, token);
+	ret = rt_token_make(env->secret, peer, token);
 	/* A resumed one starts where it said; a new one after what was read so far. */
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
 		start[cpu] = c->replay ? c->replay->cpus[cpu].after :
-			     srv->ring ? next_seq(srv->ring, cpu) : 0;
+			     env->ring ? next_seq(env->ring, cpu) : 0;
 	r.start_seq = start;
 	r.n_start_seq = ncpus;
 	if (!ret)
-		ret = rt_encode_welcome_resume_frame(version, enc, &srv->id.host, srv->layout, &r,
-						     &b);
-	if (!ret)
-		ret = conn_push(c, &b);
-	rt_buf_free(&b);
+		ret = rt_encode_welcome_resume_frame(version, enc, env->host, env->layout, &r,
+						     out);
 	free(start);
 	return ret;
 }
 
-int replay_begin(struct rt_conn *c, const Ringtap__Resume *resume, struct rt_why *why)
+int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+		 struct rt_why *why)
 {
-	struct rt_server *srv = c->srv;
-	unsigned int ncpus = (unsigned int)rt_session_ncpus(srv->session);
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
 	char peer[RT_TOKEN_PEER_MAX];
 	struct conn_replay *r;
 	int ret;
 
 	peer_of(c, peer, sizeof(peer));
-	ret = rt_token_check(&srv->secret, peer, resume->token.data, resume->token.len, why);
+	ret = rt_token_check(env->secret, peer, resume->token.data, resume->token.len, why);
 	if (ret)
 		return ret;
 	if (resume->n_cpus != resume->n_seqs)
 		return rt_why_set(why, -EINVAL, "Resume has %zu CPUs and %zu seqs", resume->n_cpus,
 				  resume->n_seqs);
-	if (!srv->ring)
+	if (!env->ring)
 		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to resume from");
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->cpus = calloc(ncpus ?: 1, sizeof(*r->cpus))) ||
-	    !(r->page = malloc(srv->ring->ring.head.page_size))) {
+	    !(r->page = malloc(env->ring->ring.head.page_size))) {
 		c->replay = r;
 		replay_free(c);
 		return rt_why_set(why, -ENOMEM, "out of memory");
 	}
 	r->ncpus = ncpus;
+	r->env = *env;
 	c->replay = r;
 	/* A CPU it does not name: from the live stream on, as a new subscriber. */
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
-		r->cpus[cpu].after = next_seq(srv->ring, cpu);
+		r->cpus[cpu].after = next_seq(env->ring, cpu);
 	for (size_t i = 0; i < resume->n_cpus; i++) {
 		uint32_t cpu = resume->cpus[i];
 
 		if (cpu >= ncpus)
 			return rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this machine "
 					  "has cpu0 to cpu%u", cpu, ncpus - 1);
-		if (resume->seqs[i] > next_seq(srv->ring, cpu))
+		if (resume->seqs[i] > next_seq(env->ring, cpu))
 			return rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
 					  " is ahead of this ringtapd (%" PRIu64 " read there)",
-					  resume->seqs[i], cpu, next_seq(srv->ring, cpu));
+					  resume->seqs[i], cpu, next_seq(env->ring, cpu));
 		r->cpus[cpu].after = resume->seqs[i];
 	}
 	return 0;
@@ -131,7 +131,7 @@ int replay_begin(struct rt_conn *c, const Ringtap__Resume *resume, struct rt_why
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */
 static void replay_arm(struct rt_conn *c)
 {
-	const struct rt_page_ring *pr = c->srv->ring;
+	const struct rt_page_ring *pr = c->replay->env.ring;
 	const struct rt_ring *prev = rt_page_ring_prev(pr);
 	struct conn_replay *r = c->replay;
 
@@ -165,8 +165,8 @@ static int on_replayed(const struct rt_record *in, void *ctx)
 {
 	struct replay_walk *w = ctx;
 	struct rt_conn *c = w->c;
-	struct rt_server *srv = c->srv;
-	const struct rt_field_desc *pidf = srv->layout->common_pid;
+	const struct replay_env *env = &c->replay->env;
+	const struct rt_field_desc *pidf = env->layout->common_pid;
 	struct rt_record rec = *in;
 	const char *what = NULL;
 	uint64_t pid = 0;
@@ -174,11 +174,11 @@ static int on_replayed(const struct rt_record *in, void *ctx)
 	rec.seq = w->first_seq + w->index++;
 	if (rec.seq <= w->after || !rec.event)
 		return 0;
-	fanout_next_record(&srv->fan);
+	fanout_next_record(env->fan);
 	if (pidf)
-		rt_record_read_common(&rec, srv->layout, pidf, &pid);
-	if (fanout_record(&srv->fan, &c->out, &rec, (int32_t)pid, &what))
-		conn_out_of_memory(c, what);
+		rt_record_read_common(&rec, env->layout, pidf, &pid);
+	if (fanout_record(env->fan, &c->out, &rec, (int32_t)pid, &what))
+		c->replay->nomem = what;
 	w->queued++;
 	return 0;
 }
@@ -226,7 +226,7 @@ static int queue_raw_page(struct rt_conn *c, unsigned int cpu, const struct rt_r
 		return -ENOMEM;
 	}
 	memcpy(copy->data, c->replay->page, rd->len);
-	ret = fanout_page(&c->srv->fan, &c->out, &p);
+	ret = fanout_page(c->replay->env.fan, &c->out, &p);
 	rt_page_buf_put(copy);
 	return ret;
 }
@@ -234,15 +234,15 @@ static int queue_raw_page(struct rt_conn *c, unsigned int cpu, const struct rt_r
 /* The next page on the CPU into c's queue: 1, 0 when caught up there, -errno. */
 static int replay_page(struct rt_conn *c, unsigned int cpu, struct replay_cpu *rc)
 {
-	struct rt_server *srv = c->srv;
-	const struct rt_ring *prev = rt_page_ring_prev(srv->ring);
-	const struct rt_ring *area = rc->in_prev && prev ? prev : &srv->ring->ring;
+	const struct replay_env *env = &c->replay->env;
+	const struct rt_ring *prev = rt_page_ring_prev(env->ring);
+	const struct rt_ring *area = rc->in_prev && prev ? prev : &env->ring->ring;
 	struct rt_ring_read rd;
 	uint64_t first_seq;
 	int ret;
 
 	ret = rt_ring_read(area, cpu, &rc->cur, c->replay->page, area->head.page_size, &rd);
-	if (ret == 0 && area != &srv->ring->ring) {
+	if (ret == 0 && area != &env->ring->ring) {
 		/* The old area read out: the new one goes on with the next page's number. */
 		rc->in_prev = false;
 		return 1;
@@ -262,24 +262,25 @@ static int replay_page(struct rt_conn *c, unsigned int cpu, struct replay_cpu *r
 		struct replay_walk w = { .c = c, .first_seq = first_seq, .after = rc->after };
 		struct rt_page_result res;
 
-		if (!srv->replay_decoder && (ret = rt_decoder_new(&srv->replay_decoder, srv->layout)))
+		if (!*env->decoder && (ret = rt_decoder_new(env->decoder, env->layout)))
 			return ret;
-		rt_decode_page(srv->replay_decoder, cpu, c->replay->page, rd.len, on_replayed, &w,
+		rt_decode_page(*env->decoder, cpu, c->replay->page, rd.len, on_replayed, &w,
 			       &res);
 		c->replay->records += w.queued;
 	}
 	return 1;
 }
 
-bool replay_step(struct rt_conn *c)
+int replay_step(struct rt_conn *c, const char **nomem)
 {
 	struct conn_replay *r = c->replay;
 	struct rt_subscriber *s = &c->out.sub;
 	size_t half = rt_subscriber_queue_limit(s) / 2;
 	bool caught_up = true;
 
+	*nomem = NULL;
 	if (!r)
-		return true;
+		return 0;
 	if (!r->armed)
 		replay_arm(c);
 	/*
@@ -295,26 +296,22 @@ bool replay_step(struct rt_conn *c)
 			if (rt_subscriber_queued_bytes(s) >= half)
 				break;
 			ret = replay_page(c, cpu, rc);
-			if (ret < 0) {
-				conn_send_error(c, -ret, ret == -EBADMSG ?
-						"the page ring's numbers contradict themselves: "
-						"cannot resume from it" :
-						"out of memory to resume this subscription");
-				return false;
-			}
+			if (ret < 0)
+				return ret;
 			if (rt_subscriber_end_page(s))
-				conn_out_of_memory(c, "for a batch");
+				r->nomem = "for a batch";
+			*nomem = r->nomem;
 		}
 		caught_up &= !rc->wanted || ret == 0;
 	}
 	conn_want_write(c, true);
 	if (!caught_up)
-		return true;
+		return 0;
 	rt_log(LOG_INFO, "client %s (pid %d): resumed from the page ring, %" PRIu64 " page(s), "
 	       "%" PRIu64 " record(s) caught up, %" PRIu64 " no longer held (reported lost)",
 	       c->name, (int)c->pid, r->pages, r->records, r->lost);
 	replay_free(c);
-	return true;
+	return 0;
 }
 
 void replay_free(struct rt_conn *c)

@@ -14,18 +14,42 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "encode.h"
 #include "ringtap.pb-c.h"
 
+struct fanout;
 struct rt_conn;
+struct rt_decoder;
+struct rt_host;
+struct rt_layout;
+struct rt_page_ring;
+struct rt_session;
+struct rt_token_secret;
 struct rt_why;
 
+/* What of the server a resume works with (conn.c fills it in). */
+struct replay_env {
+	struct rt_session *session;
+	const struct rt_layout *layout;
+	const struct rt_host *host;
+	struct fanout *fan;
+	struct rt_page_ring *ring;	/* NULL: none, no resume */
+	const struct rt_token_secret *secret;
+	struct rt_decoder **decoder;	/* made at the first catch-up that decodes */
+};
+
 /* A conn that asked to resume: the token checked, where it starts on each CPU. -errno with why. */
-int replay_begin(struct rt_conn *c, const Ringtap__Resume *resume, struct rt_why *why);
-/* A resumable conn's Welcome frame (its token, and per CPU the seq it starts after). */
-int replay_welcome(struct rt_conn *c, uint32_t version, Ringtap__Encoding enc);
+int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+		 struct rt_why *why);
+/* A resumable conn's Welcome frame into out (its token, and per CPU the seq it starts after). */
+int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t version,
+		   Ringtap__Encoding enc, struct rt_buf *out);
 /*
  * Queues more of the catch-up, until half its queue is full or it has
- * caught up (then it is live). false when c was closed (told why).
+ * caught up (then it is live). 0, with *nomem what an allocation failed
+ * for (the record or batch is counted lost to it already), or -EBADMSG
+ * (the ring's numbers contradict themselves), -ENOMEM: the catch-up cannot
+ * go on. The caller (conn.c) says it.
  */
-bool replay_step(struct rt_conn *c);
+int replay_step(struct rt_conn *c, const char **nomem);
 void replay_free(struct rt_conn *c);

@@ -18,7 +18,6 @@
 #include "fanout.h"
 #include "listener.h"
 #include "log.h"
-#include "replay.h"
 #include "ring_conn.h"
 #include "server.h"
 #include "tracefs.h"
@@ -358,7 +357,7 @@ void rt_server_flush(struct rt_server *srv)
 		next = c->next;
 		if (c->ring && c->state == CONN_STREAMING && !conn_ring_notify(c, false))
 			continue;
-		if (c->replay && c->state == CONN_STREAMING && !replay_step(c))
+		if (c->replay && c->state == CONN_STREAMING && !conn_replay(c))
 			continue;
 		if (!c->write_due)
 			continue;
