@@ -338,7 +338,8 @@ static bool reconnect(struct stream *s, const struct ringtap_client_opts *opts, 
 		s->resumes++;
 		printf("# resumed after %.1f s where the stream was: nothing in between is "
 		       "missing unless a lost line says so\n", cli_now_s() - since);
-		fprintf(stderr, "ringtap: reconnected after %.1f s, resumed\n", cli_now_s() - since);
+		fprintf(stderr, "ringtap: reconnected after %.1f s, resumed\n",
+			cli_now_s() - since);
 		return true;
 	}
 	s->gaps++;

@@ -300,7 +300,8 @@ struct ringtap_record_view {
 	size_t n_fields, n_common;
 	const struct ringtap_value *fields;	/* in the order of the event's Schema */
 	const struct ringtap_value *common;	/* in the order of Layout.common_fields */
-	uint64_t seq;		/* a resumable stream's Record.seq (0: none); last, for older programs */
+	/* A resumable stream's Record.seq (0: none); last, for programs built before it. */
+	uint64_t seq;
 };
 
 void ringtap_set_record_views(struct ringtap_client *c, bool on);

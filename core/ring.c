@@ -150,7 +150,8 @@ void rt_ring_abort(struct rt_ring *ring, unsigned int cpu)
 }
 
 /* The counts after a page (info's), for a successor after a crash: the page's own events added. */
-static void store_next(struct rt_ring_cpu *c, uint64_t next_page, const struct rt_ring_page_info *info)
+static void store_next(struct rt_ring_cpu *c, uint64_t next_page,
+		       const struct rt_ring_page_info *info)
 {
 	bool malformed = info->flags & RT_RING_MALFORMED;
 

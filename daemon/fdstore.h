@@ -60,7 +60,7 @@ int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id);
  * stored trace fd.
  */
 void rt_fdstore_release(struct rt_fdstore *fs);
-/* The names noted, forgotten and left in the store (a handover keeps them for the next ringtapd). */
+/* The names noted, forgotten, and left in the store (a handover keeps them for the next one). */
 void rt_fdstore_forget(struct rt_fdstore *fs);
 
 /* Adds name to those rt_fdstore_release() removes from the store; 0 or -ENOMEM. */

@@ -202,19 +202,21 @@ static void restore_from_ring(struct ringtapd *d)
 		uint64_t next;
 
 		if (rt_ring_left_at(prev, (unsigned int)cpu, &next, &n)) {
-			rt_log(LOG_WARNING, "cpu %d: the crashed ringtapd's ring counts disagree; its "
-			       "records are numbered from 1 again", cpu);
+			rt_log(LOG_WARNING, "cpu %d: the crashed ringtapd's ring counts disagree; "
+			       "its records are numbered from 1 again", cpu);
 			continue;
 		}
 		rt_pump_restore_cpu(d->pump, cpu, &(struct rt_state_cpu){
 			.pages = next, .records = n.events_before - n.kernel_lost,
 			.kernel_lost = n.kernel_lost,
-			.ring = { next, n.events_before, n.kernel_lost, n.kernel_inexact, n.malformed },
+			.ring = { next, n.events_before, n.kernel_lost, n.kernel_inexact,
+				  n.malformed },
 		});
 		/* Read from the kernel, not committed: the kernel has it no more, the ring does. */
 		if (rt_pump_recover_page(d->pump, prev, cpu, next))
-			rt_log(LOG_NOTICE, "cpu %d: the page the crashed ringtapd had read and not yet "
-			       "passed on was taken from its ring (page %" PRIu64 ")", cpu, next);
+			rt_log(LOG_NOTICE, "cpu %d: the page the crashed ringtapd had read and "
+			       "not yet passed on was taken from its ring (page %" PRIu64 ")", cpu,
+			       next);
 	}
 	rt_log(LOG_NOTICE, "resumed after a crash: the instance's buffers as they were%s; "
 	       "subscribers resume with their tokens from the page ring",

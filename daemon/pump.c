@@ -561,7 +561,8 @@ bool rt_pump_recover_page(struct rt_pump *p, const struct rt_ring *prev, int cpu
 
 	room = rt_ring_room_left(prev, (unsigned int)cpu, page, &held_page, &held);
 	if (!room || len > p->ring->ring.head.page_size ||
-	    rt_decode_page(p->decoder, (unsigned int)cpu, room, len, NULL, NULL, &res) || !res.records)
+	    rt_decode_page(p->decoder, (unsigned int)cpu, room, len, NULL, NULL, &res) ||
+	    !res.records)
 		return false;
 	/*
 	 * The commit had begun (it rewrites the header after the read), or the

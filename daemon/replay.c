@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "conn_io.h"
-#include "fanout.h"
 #include "decode.h"
+#include "fanout.h"
 #include "layout.h"
 #include "log.h"
 #include "page_ring.h"
@@ -99,7 +99,8 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 		return rt_why_set(why, -EINVAL, "Resume has %zu CPUs and %zu seqs", resume->n_cpus,
 				  resume->n_seqs);
 	if (!env->ring)
-		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to resume from");
+		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to resume "
+				  "from");
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->cpus = calloc(ncpus ?: 1, sizeof(*r->cpus))) ||
 	    !(r->page = malloc(env->ring->ring.head.page_size))) {
@@ -113,19 +114,22 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	/* A CPU it does not name: from the live stream on, as a new subscriber. */
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
 		r->cpus[cpu].after = next_seq(env->ring, cpu);
-	for (size_t i = 0; i < resume->n_cpus; i++) {
+	for (size_t i = 0; i < resume->n_cpus && !ret; i++) {
 		uint32_t cpu = resume->cpus[i];
 
 		if (cpu >= ncpus)
-			return rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this machine "
-					  "has cpu0 to cpu%u", cpu, ncpus - 1);
-		if (resume->seqs[i] > next_seq(env->ring, cpu))
-			return rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
-					  " is ahead of this ringtapd (%" PRIu64 " read there)",
-					  resume->seqs[i], cpu, next_seq(env->ring, cpu));
-		r->cpus[cpu].after = resume->seqs[i];
+			ret = rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this machine "
+					 "has cpu0 to cpu%u", cpu, ncpus - 1);
+		else if (resume->seqs[i] > next_seq(env->ring, cpu))
+			ret = rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
+					 " is ahead of this ringtapd (%" PRIu64 " read there)",
+					 resume->seqs[i], cpu, next_seq(env->ring, cpu));
+		else
+			r->cpus[cpu].after = resume->seqs[i];
 	}
-	return 0;
+	if (ret)
+		replay_free(c);
+	return ret;
 }
 
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */
@@ -308,8 +312,8 @@ int replay_step(struct rt_conn *c, const char **nomem)
 	if (!caught_up)
 		return 0;
 	rt_log(LOG_INFO, "client %s (pid %d): resumed from the page ring, %" PRIu64 " page(s), "
-	       "%" PRIu64 " record(s) caught up, %" PRIu64 " no longer held (reported lost)",
-	       c->name, (int)c->pid, r->pages, r->records, r->lost);
+	       "%" PRIu64 " record(s) past its place read again, %" PRIu64 " no longer held "
+	       "(reported lost)", c->name, (int)c->pid, r->pages, r->records, r->lost);
 	replay_free(c);
 	return 0;
 }

@@ -164,7 +164,8 @@ static void expect_refused(const char *path, const char *what, const uint8_t *to
 	int reason = refusal_for(path, token, len, seq, text, sizeof(text));
 
 	if (reason != RINGTAP__REFUSAL_REASON__RESUME_REFUSED || !strstr(text, want))
-		FAIL("%s: reason %d '%s', want RESUME_REFUSED saying '%s'", what, reason, text, want);
+		FAIL("%s: reason %d '%s', want RESUME_REFUSED saying '%s'", what, reason, text,
+		     want);
 	else
 		printf("ok: %s refused: %s\n", what, text);
 }

@@ -93,7 +93,7 @@ out:
 	rt_buf_free(&b);
 }
 
-/* A resumable stream's record: Record.seq last, as protobuf-c packs it, for seqs of 1 to 10 bytes. */
+/* A resumable stream's record: Record.seq last, as protobuf-c packs it, seqs of 1 to 10 bytes. */
 static void check_numbered(struct run *r, const struct rt_record *rec)
 {
 	struct rt_record numbered = *rec;
