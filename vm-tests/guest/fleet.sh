@@ -22,10 +22,15 @@ wait_lines /tmp/d.err "listening on TCP"
 # The collector on the host connects once every guest is up: two minutes at
 # most. After a reboot its old recorder connects first, sees another boot and
 # leaves; its successor is the one to wait for: a collector connection that
-# stays 2 s.
+# stays 2 s. Counted by connection (its address): one refused (the old
+# recorder's resume, its token stale after the reboot) never subscribed.
 open_collectors() {
-	echo $(( $(grep -c "via collector@.* subscribed" /tmp/d.err) -
-		 $(grep -c "via collector@.*): " /tmp/d.err) ))
+	awk '/via collector@/ {
+		match($0, /collector@[^ ]*/)
+		c = substr($0, RSTART, RLENGTH)
+		if (/\) subscribed: /) open[c] = 1
+		else if (/\): /) delete open[c]
+	} END { n = 0; for (c in open) n++; print n }' /tmp/d.err
 }
 _i=0 _stable=0
 while [ $_stable -lt 20 ]; do
