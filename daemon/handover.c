@@ -355,6 +355,29 @@ static void kept_release(struct kept *k)
 	free(k->st.subs);
 }
 
+/*
+ * What every state says, a restart's or the one kept for a crash: the
+ * instance and its settings, the CPUs, the ring's geometry (the next
+ * ringtapd writes on in a ring of its own: the seal refuses it a writable
+ * mapping of this one) and the resume tokens' secret.
+ */
+static struct rt_state state_head(const struct ringtapd *d)
+{
+	const struct rt_page_ring *ring = rt_pump_ring(d->pump);
+
+	return (struct rt_state){
+		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
+		.clock = rt_session_clock(d->session) ?: "",
+		/* As set, not as the kernel rounded it: the next one compares its setting. */
+		.buffer_kb = d->opts.buffer_kb,
+		.ncpus = (uint32_t)rt_pump_ncpus(d->pump),
+		.ring_slots = ring->ring.head.slots,
+		.ring_page_size = ring->ring.head.page_size,
+		.secret = (const uint8_t *)&d->secret,
+		.secret_len = sizeof(d->secret),
+	};
+}
+
 /* The state of the subscribers that can be kept and of every CPU; 0 or -errno. */
 static int collect(struct ringtapd *d, struct kept *k)
 {
@@ -363,22 +386,7 @@ static int collect(struct ringtapd *d, struct kept *k)
 
 	struct rt_page_ring *ring = rt_pump_ring(d->pump);
 
-	k->st = (struct rt_state){
-		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
-		.clock = rt_session_clock(d->session) ?: "",
-		/* As set, not as the kernel rounded it: the next one compares its setting. */
-		.buffer_kb = d->opts.buffer_kb,
-		.ncpus = (uint32_t)ncpus,
-		/*
-		 * The ring's memfd goes too: the next ringtapd copies it into a
-		 * ring of its own (the seal refuses it a writable mapping of this
-		 * one) and its readers are sent the new one.
-		 */
-		.ring_slots = ring->ring.head.slots,
-		.ring_page_size = ring->ring.head.page_size,
-		.secret = (const uint8_t *)&d->secret,
-		.secret_len = sizeof(d->secret),
-	};
+	k->st = state_head(d);
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
 	k->conns = calloc(srv->n_conns ?: 1, sizeof(*k->conns));
@@ -580,24 +588,16 @@ void ringtapd_arm_store(struct ringtapd *d)
 {
 	struct rt_page_ring *ring = d->pump ? rt_pump_ring(d->pump) : NULL;
 	int ncpus = d->pump ? rt_pump_ncpus(d->pump) : 0, state_fd = -1, ret = 0;
-	struct rt_state st = {
-		.instance = d->opts.instance_name ?: rt_config_default_str(RT_CONF_INSTANCE),
-		.clock = rt_session_clock(d->session) ?: "",
-		.buffer_kb = d->opts.buffer_kb,
-		.ncpus = (uint32_t)ncpus,
-		.at_start = true,
-		.secret = (const uint8_t *)&d->secret,
-		.secret_len = sizeof(d->secret),
-	};
 	struct rt_buf bytes = { 0 };
+	struct rt_state st;
 	char name[32];
 
 	d->armed = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
 	if (!rt_fdstore_available() || !d->server || !ring || d->opts.tracing_dir ||
 	    !rt_session_owned(d->session))
 		return;
-	st.ring_slots = ring->ring.head.slots;
-	st.ring_page_size = ring->ring.head.page_size;
+	st = state_head(d);
+	st.at_start = true;
 	/* Its counts are the ring's: none here. */
 	st.cpus = calloc((size_t)ncpus ?: 1, sizeof(*st.cpus));
 	ret = st.cpus ? rt_state_write(&st, &bytes) : -ENOMEM;
