@@ -13,7 +13,8 @@
 
 enum rt_msg_id_kind {
 	RT_MSG_ID_RECORDS = 'r',	/* seq: the CPU's number of the first record */
-	RT_MSG_ID_CONTROL = 'c',	/* seq: the run's count of Welcome, Schema and Lost */
+	RT_MSG_ID_CONTROL = 'c',	/* seq: the run's count of Welcome, Schema and QUEUE Lost */
+	RT_MSG_ID_KERNEL = 'k',		/* seq: the CPU's count of KERNEL Lost messages */
 };
 
 struct rt_msg_id {

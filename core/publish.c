@@ -32,6 +32,7 @@ struct pub_part {
 
 struct pub_cpu {
 	uint64_t seq;		/* records offered on this CPU, published or not */
+	uint64_t kernel_reports;	/* KERNEL Lost messages: their ids' numbers */
 	struct rt_loss kernel, dropped;	/* owed a report */
 };
 
@@ -90,6 +91,7 @@ static struct rt_pub_msg *msg_new(const char *subject, const char *id, const str
 		return NULL;
 	m->next = NULL;
 	m->ts = 0;
+	m->order = 0;
 	m->len = b->len;
 	memcpy(m->data, b->data, b->len);
 	memcpy(m->data + b->len, subject, sl);
@@ -126,9 +128,13 @@ static bool room(struct rt_publisher *p)
 	return p->sink.room(p->sink.ctx);
 }
 
-/* Wraps the Frame scratch holds (a Welcome, Schema or Lost) into a Published message. */
+/*
+ * Wraps the Frame scratch holds (a Welcome, Schema or Lost) into a Published
+ * message. A kernel loss is numbered on its CPU: the pages it stands before
+ * give it the same id when a run after a crash publishes them again.
+ */
 static struct rt_pub_msg *wrap(struct rt_publisher *p, const char *subject, unsigned int cpu,
-			       Ringtap__Published__MsgCase kind)
+			       Ringtap__Published__MsgCase kind, bool kernel_loss)
 {
 	const uint8_t *inner;
 	size_t len;
@@ -136,7 +142,8 @@ static struct rt_pub_msg *wrap(struct rt_publisher *p, const char *subject, unsi
 	if (rt_encode_inner(&p->scratch, true, &inner, &len))
 		return NULL;
 	return publish_msg(p, subject, cpu, cpu < p->ncpus ? p->cpus[cpu].seq : 0, kind, inner,
-			   len, RT_MSG_ID_CONTROL, p->control++);
+			   len, kernel_loss ? RT_MSG_ID_KERNEL : RT_MSG_ID_CONTROL,
+			   kernel_loss ? p->cpus[cpu].kernel_reports++ : p->control++);
 }
 
 static void send_batch(struct rt_publisher *p);
@@ -153,7 +160,7 @@ void rt_publisher_welcome(struct rt_publisher *p)
 	p->scratch.len = 0;
 	if (!rt_encode_welcome_frame(1, RINGTAP__ENCODING__DECODED, p->host, p->layout,
 				     &p->scratch))
-		m = wrap(p, p->subject_hello, 0, RINGTAP__PUBLISHED__MSG_WELCOME);
+		m = wrap(p, p->subject_hello, 0, RINGTAP__PUBLISHED__MSG_WELCOME, false);
 	if (m)
 		p->sink.send(p->sink.ctx, m);
 }
@@ -161,6 +168,15 @@ void rt_publisher_welcome(struct rt_publisher *p)
 int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint64_t session,
 		     const struct rt_layout *layout, const char *const *globs, unsigned int ncpus,
 		     const struct rt_publisher_sink *sink)
+{
+	return rt_publisher_new_from(out, host, &(struct rt_publisher_from){ .session = session },
+				     layout, globs, ncpus, sink);
+}
+
+int rt_publisher_new_from(struct rt_publisher **out, const struct rt_host *host,
+			  const struct rt_publisher_from *from, const struct rt_layout *layout,
+			  const char *const *globs, unsigned int ncpus,
+			  const struct rt_publisher_sink *sink)
 {
 	struct rt_publisher *p = calloc(1, sizeof(*p));
 	size_t n = 0;
@@ -171,7 +187,8 @@ int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint
 	p->layout = layout;
 	p->host = host;
 	p->sink = *sink;
-	p->session = session;
+	p->session = from->session;
+	p->control = from->control;
 	p->ncpus = ncpus;
 	token(p->host_token, sizeof(p->host_token), host->hostname);
 	while (globs && globs[n])
@@ -181,6 +198,10 @@ int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint
 	for (size_t i = 0; p->globs && i < n; i++)
 		if (!(p->globs[i] = strdup(globs[i])))
 			goto fail;
+	for (unsigned int cpu = 0; p->cpus && from->places && cpu < ncpus; cpu++) {
+		p->cpus[cpu].seq = from->places[cpu].seq;
+		p->cpus[cpu].kernel_reports = from->places[cpu].kernel_reports;
+	}
 	if (!p->cpus || !p->globs || rt_record_encoder_new(&p->encoder, layout, false, NULL) ||
 	    asprintf(&p->subject_lost, "ringtap.%s._lost", p->host_token) < 0 ||
 	    asprintf(&p->subject_hello, "ringtap.%s._hello", p->host_token) < 0 ||
@@ -284,7 +305,7 @@ static int send_schema(struct rt_publisher *p, struct pub_event *e, const struct
 	if (rt_encode_schema_frame(ev, NULL, rt_layout_format(p->layout, ev->id), NULL,
 				   &p->scratch))
 		return -ENOMEM;
-	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA);
+	m = wrap(p, e->subject, cpu, RINGTAP__PUBLISHED__MSG_SCHEMA, false);
 	if (!m)
 		return -ENOMEM;
 	p->sink.send(p->sink.ctx, m);
@@ -319,7 +340,8 @@ static bool flush_losses(struct rt_publisher *p, unsigned int cpu)
 		p->scratch.len = 0;
 		if (rt_encode_lost_frame(cpu, kinds[i].source, kinds[i].l, &p->scratch))
 			return false;
-		m = wrap(p, p->subject_lost, cpu, RINGTAP__PUBLISHED__MSG_LOST);
+		m = wrap(p, p->subject_lost, cpu, RINGTAP__PUBLISHED__MSG_LOST,
+			 kinds[i].source == RINGTAP__LOSS_SOURCE__KERNEL);
 		if (!m)
 			return false;
 		p->sink.send(p->sink.ctx, m);
@@ -641,6 +663,17 @@ bool rt_publisher_owes(const struct rt_publisher *p)
 		if (owed(&p->cpus[cpu]))
 			return true;
 	return false;
+}
+
+void rt_publisher_place(const struct rt_publisher *p, unsigned int cpu, struct rt_pub_place *at)
+{
+	at->seq = p->cpus[cpu].seq;
+	at->kernel_reports = p->cpus[cpu].kernel_reports;
+}
+
+uint64_t rt_publisher_session(const struct rt_publisher *p)
+{
+	return p->session;
 }
 
 void rt_publisher_get_stats(const struct rt_publisher *p, struct rt_publisher_stats *st)

@@ -23,12 +23,14 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "publish-mark.h"
 
 /* Room for a message id: a host token, a boot id and four numbers. */
 #define RT_PUB_MSG_ID_MAX 192
 
 struct rt_pub_msg {
 	struct rt_pub_msg *next;
+	uint64_t order;		/* the sink's: its place among the messages handed over */
 	const char *subject;	/* in data, after the payload */
 	const char *id;		/* its Nats-Msg-Id (msgid.h), in data after the subject */
 	size_t len;		/* of the payload, a Published message */
@@ -62,7 +64,25 @@ struct rt_publisher;
 int rt_publisher_new(struct rt_publisher **out, const struct rt_host *host, uint64_t session,
 		     const struct rt_layout *layout, const char *const *globs, unsigned int ncpus,
 		     const struct rt_publisher_sink *sink);
+/*
+ * A run that goes on with another's numbering (a crash's successor,
+ * publish-mark.h): its session, the first number of its control messages,
+ * and per CPU (places, NULL: all 0) the numbers its records and kernel
+ * losses go on from.
+ */
+struct rt_publisher_from {
+	uint64_t session;
+	uint64_t control;
+	const struct rt_pub_place *places;
+};
+int rt_publisher_new_from(struct rt_publisher **out, const struct rt_host *host,
+			  const struct rt_publisher_from *from, const struct rt_layout *layout,
+			  const char *const *globs, unsigned int ncpus,
+			  const struct rt_publisher_sink *sink);
 void rt_publisher_free(struct rt_publisher *p);
+/* The CPU's numbers now (seq, kernel_reports of at; the rest is left). */
+void rt_publisher_place(const struct rt_publisher *p, unsigned int cpu, struct rt_pub_place *at);
+uint64_t rt_publisher_session(const struct rt_publisher *p);
 
 /* ringtap.<host>.>: every subject of this host. */
 const char *rt_publisher_subjects(const struct rt_publisher *p);

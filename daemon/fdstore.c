@@ -45,9 +45,10 @@ static int adopt(struct rt_fdstore *fs, const char *name, int fd)
 	unsigned int n;
 	int end = 0;
 
-	if (!strcmp(name, "state") || !strcmp(name, "ring") || !strcmp(name, "crash")) {
+	if (!strcmp(name, "state") || !strcmp(name, "ring") || !strcmp(name, "crash") ||
+	    !strcmp(name, "nats")) {
 		int *slot = name[0] == 's' ? &fs->state_fd : name[0] == 'r' ? &fs->ring_fd :
-			    &fs->crash_fd;
+			    name[0] == 'c' ? &fs->crash_fd : &fs->nats_fd;
 
 		if (*slot >= 0)
 			close(*slot);
@@ -111,7 +112,8 @@ int rt_fdstore_collect(struct rt_fdstore *fs)
 	bool ours_seen = false;
 	int n, ret = 0;
 
-	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
+	*fs = (struct rt_fdstore){ .active = true, .state_fd = -1, .ring_fd = -1,
+				   .crash_fd = -1, .nats_fd = -1 };
 	if (!getenv("LISTEN_FDNAMES"))
 		return 0;
 	n = sd_listen_fds_with_names(1, &names);
@@ -166,6 +168,14 @@ int rt_fdstore_take_ring(struct rt_fdstore *fs)
 	return fd;
 }
 
+int rt_fdstore_take_nats(struct rt_fdstore *fs)
+{
+	int fd = fs->nats_fd;
+
+	fs->nats_fd = -1;
+	return fd;
+}
+
 int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id)
 {
 	for (size_t i = 0; i < fs->n_conns; i++)
@@ -206,7 +216,10 @@ void rt_fdstore_release(struct rt_fdstore *fs)
 		close(fs->ring_fd);
 	if (fs->crash_fd >= 0)
 		close(fs->crash_fd);
-	*fs = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
+	if (fs->nats_fd >= 0)
+		close(fs->nats_fd);
+	*fs = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1,
+				   .nats_fd = -1 };
 	if (told && rt_fdstore_barrier())
 		rt_log(LOG_WARNING, "systemd did not confirm the fd store was emptied");
 }

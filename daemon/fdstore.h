@@ -6,7 +6,8 @@
  * stored with FDPOLL=0, since an offline CPU's polls as an error and PID 1
  * would drop it; connN: a subscriber's connection; ring: the page ring's
  * memfd, read-write; state: the memfd core/state.c's bytes are in; crash:
- * the state kept from the start), taking them back from LISTEN_FDS at the
+ * the state kept from the start; nats: where NATS publishing stands with
+ * JetStream, core/publish-mark.h), taking them back from LISTEN_FDS at the
  * start (the socket unit's own descriptors are left to the listener, as
  * sd_listen_fds() would hand them), removing them from the store once
  * taken or at a real stop, and asking PID 1 whether a stop is a restart.
@@ -33,6 +34,7 @@ struct rt_fdstore {
 	int state_fd;			/* -1: none */
 	int crash_fd;			/* the state kept from the start, for a crash; -1: none */
 	int ring_fd;			/* -1: none */
+	int nats_fd;			/* the publishing mark; -1: none */
 	struct rt_fdstore_conn *conns;
 	size_t n_conns;
 	char **names;			/* every name taken back, to remove from the store */
@@ -50,6 +52,8 @@ bool rt_fdstore_any(const struct rt_fdstore *fs);
 int rt_fdstore_take_cpu(struct rt_fdstore *fs, int cpu);
 /* The page ring's memfd handed back (now the caller's), or -1. */
 int rt_fdstore_take_ring(struct rt_fdstore *fs);
+/* The NATS publishing mark handed back (now the caller's), or -1. */
+int rt_fdstore_take_nats(struct rt_fdstore *fs);
 /* The connection stored as conn<id> (now the caller's), or -1: it went while we were away. */
 int rt_fdstore_take_conn(struct rt_fdstore *fs, uint32_t id);
 /*

@@ -13,6 +13,7 @@
 #include "handover.h"
 #include "log.h"
 #include "nats.h"
+#include "nats-mark.h"
 #include "page_ring.h"
 #include "pump.h"
 #include "ring_conn.h"
@@ -235,6 +236,7 @@ void ringtapd_adopt_end(struct ringtapd *d)
 	if (d->crashed) {
 		if (d->pump)
 			restore_from_ring(d);
+		d->nats_mark_fd = rt_fdstore_take_nats(&d->store);
 		forget_state(d);
 		rt_fdstore_release(&d->store);
 		return;
@@ -258,6 +260,8 @@ void ringtapd_adopt_end(struct ringtapd *d)
 	}
 	rt_log(LOG_NOTICE, "resumed after a restart: the instance's buffers as they were, %u of %u "
 	       "subscriber(s) (%u left meanwhile)", resumed, d->state.n_subs, gone);
+	/* Its memfd serves again; the last run waited for every answer, so no mark is read. */
+	d->nats_mark_fd = rt_fdstore_take_nats(&d->store);
 	forget_state(d);
 	rt_fdstore_release(&d->store);
 }
@@ -475,7 +479,8 @@ static int store(struct ringtapd *d, struct kept *k, int state_fd)
 /* What a failed handover put in the store comes out again: the stop goes on as before. */
 static void unstore(struct ringtapd *d, const struct kept *k)
 {
-	struct rt_fdstore fs = { .active = true, .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
+	struct rt_fdstore fs = { .active = true, .state_fd = -1, .ring_fd = -1, .crash_fd = -1,
+				 .nats_fd = -1 };
 	char name[32];
 	int ret = 0;
 
@@ -576,6 +581,70 @@ int ringtapd_hand_over(struct ringtapd *d)
 
 /* --- kept from the start, for a crash --------------------------------------- */
 
+struct rt_nats_mark *ringtapd_nats_mark(struct ringtapd *d, struct rt_publisher_from *from,
+					struct rt_pub_place **places)
+{
+	int ncpus = rt_pump_ncpus(d->pump), ret;
+	struct rt_nats_mark *mark = NULL;
+	uint64_t missing = 0;
+
+	*places = NULL;
+	/* Kept where the trace fds are: under systemd, for an instance of our own. */
+	if (!rt_fdstore_available() || d->opts.tracing_dir || !rt_session_owned(d->session)) {
+		if (d->nats_mark_fd >= 0)
+			close(d->nats_mark_fd);
+		d->nats_mark_fd = -1;
+		return NULL;
+	}
+	ret = rt_nats_mark_new(&mark, d->nats_mark_fd, (unsigned int)ncpus,
+			       d->cfg.num[RT_CONF_NATS_MAX_PENDING]);
+	d->nats_mark_fd = -1;
+	if (ret) {
+		rt_log(LOG_WARNING, "NATS: no memfd to keep where publishing stands (%s): after a "
+		       "crash, publishing starts anew", strerror(-ret));
+		return NULL;
+	}
+	for (int cpu = 0; cpu < ncpus; cpu++) {
+		struct rt_ring_page_info n;
+		uint64_t next = rt_page_ring_next(rt_pump_ring(d->pump), (unsigned int)cpu, &n);
+
+		rt_nats_mark_ring_at(mark, (unsigned int)cpu, next, &n);
+	}
+	if (!d->crashed)
+		return mark;
+	*places = calloc((size_t)ncpus, sizeof(**places));
+	ret = *places ? rt_nats_mark_resume(mark, from, *places) : -ENOMEM;
+	if (!ret && !rt_pump_ring_holds(d->pump, *places, &missing))
+		ret = -ESTALE;
+	if (ret) {
+		rt_log(LOG_WARNING, "NATS: publishing starts a new session: the crashed ringtapd's "
+		       "mark %s; what JetStream had not acknowledged of it may be missing",
+		       ret == -ESTALE ? "is older than the page ring holds" : strerror(-ret));
+		if (missing)
+			rt_log(LOG_WARNING, "NATS: %" PRIu64 " page(s) after the mark are gone "
+			       "from the ring", missing);
+		free(*places);
+		*places = NULL;
+	}
+	return mark;
+}
+
+void ringtapd_nats_republish(struct ringtapd *d, const struct rt_pub_place *places)
+{
+	uint64_t pages;
+	int ret = rt_pump_republish(d->pump, d->nats, places, &pages);
+
+	if (ret)
+		rt_log(LOG_ERR, "NATS: publishing the crashed ringtapd's pages again stopped after "
+		       "%" PRIu64 ": %s; the rest may be missing from the stream", pages,
+		       strerror(-ret));
+	else
+		rt_log(LOG_NOTICE, "NATS: resumed after a crash with the crashed ringtapd's "
+		       "session and numbers: %" PRIu64 " page(s) it may not have had stored "
+		       "published again from the ring (JetStream keeps each message once by its "
+		       "id)", pages);
+}
+
 /* The store's names for what the start keeps, noted for the stop that takes them out. */
 static int arm_put(struct ringtapd *d, const char *name, int fd, bool no_poll)
 {
@@ -592,7 +661,8 @@ void ringtapd_arm_store(struct ringtapd *d)
 	struct rt_state st;
 	char name[32];
 
-	d->armed = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1 };
+	d->armed = (struct rt_fdstore){ .state_fd = -1, .ring_fd = -1, .crash_fd = -1,
+					.nats_fd = -1 };
 	if (!rt_fdstore_available() || !d->server || !ring || d->opts.tracing_dir ||
 	    !rt_session_owned(d->session))
 		return;
@@ -610,6 +680,8 @@ void ringtapd_arm_store(struct ringtapd *d)
 	}
 	ret = ret ?: arm_put(d, "ring", ring->fd, false);
 	ret = ret ?: arm_put(d, "crash", state_fd, false);
+	if (d->nats && rt_nats_kept_fd(d->nats) >= 0)
+		ret = ret ?: arm_put(d, "nats", rt_nats_kept_fd(d->nats), false);
 	ret = ret ?: rt_fdstore_barrier();
 	if (state_fd >= 0)
 		close(state_fd);

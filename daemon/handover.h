@@ -38,6 +38,19 @@ void ringtapd_adopt_end(struct ringtapd *d);
  * tokens. Logs what fails (nothing is kept then: a crash starts afresh).
  */
 void ringtapd_arm_store(struct ringtapd *d);
+/*
+ * Before NATS starts, under systemd: a mark of where publishing stands,
+ * kept in the store (FDNAME=nats) so that a crash's successor publishes
+ * again what JetStream had not acknowledged. After a crash whose mark the
+ * ring still covers: *from and *places (the caller frees them) to go on
+ * with the crashed run's numbers, then ringtapd_nats_republish. NULL: none kept.
+ */
+struct rt_nats_mark;
+struct rt_publisher_from;
+struct rt_pub_place;
+struct rt_nats_mark *ringtapd_nats_mark(struct ringtapd *d, struct rt_publisher_from *from,
+					struct rt_pub_place **places);
+void ringtapd_nats_republish(struct ringtapd *d, const struct rt_pub_place *places);
 /* A real stop: what the start kept comes out of the store, so the instance can go. */
 void ringtapd_disarm_store(struct ringtapd *d);
 /*

@@ -24,6 +24,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -185,13 +186,22 @@ static int start_nats(struct ringtapd *d)
 		.max_pending = d->cfg.num[RT_CONF_NATS_MAX_PENDING],
 		.max_message_kb = d->cfg.num[RT_CONF_NATS_MAX_MESSAGE_KB],
 	};
+	struct rt_publisher_from from;
+	struct rt_pub_place *places = NULL;
+	int ret;
 
 	if (!d->nats_globs)
 		return 0;
 	rt_host_id_read(&d->host_id, d->session);
+	no.mark = ringtapd_nats_mark(d, &from, &places);
+	no.from = places ? &from : NULL;
 	/* Says why itself when it fails. */
-	return rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
-			   (unsigned int)rt_session_ncpus(d->session));
+	ret = rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
+			  (unsigned int)rt_session_ncpus(d->session));
+	if (!ret && places)
+		ringtapd_nats_republish(d, places);
+	free(places);
+	return ret;
 }
 
 /*
@@ -305,10 +315,11 @@ static int run(struct ringtapd *d)
 	if (d->server)
 		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	ringtapd_adopt_end(d);
-	ringtapd_arm_store(d);
-	d->start_ns[START_SUBSCRIBERS] = rt_monotonic_ns();
+	/* NATS before the store is armed: its mark goes in with the rest. */
 	if ((ret = start_nats(d)))
 		return ret;
+	ringtapd_arm_store(d);
+	d->start_ns[START_SUBSCRIBERS] = rt_monotonic_ns();
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){
 		.server = d->server,
 		.nats = d->nats,
@@ -328,6 +339,8 @@ static void teardown(struct ringtapd *d)
 	int ret;
 
 	rt_nats_free(d->nats);
+	if (d->nats_mark_fd >= 0)
+		close(d->nats_mark_fd);
 	rt_server_free(d->server);
 	ringtapd_loop_stop(d);
 	rt_pump_free(d->pump);
@@ -346,7 +359,7 @@ static void teardown(struct ringtapd *d)
 
 int main(int argc, char **argv)
 {
-	struct ringtapd d = { 0 };
+	struct ringtapd d = { .nats_mark_fd = -1 };
 	sigset_t mask;
 	int ret;
 

@@ -14,6 +14,7 @@
 #include "layout.h"
 #include "log.h"
 #include "nats.h"
+#include "nats-mark.h"
 #include "publish.h"
 #include "util.h"
 
@@ -69,7 +70,8 @@ struct rt_nats {
 	 */
 	natsMsg **again;
 	size_t nagain, again_cap;
-	uint64_t order;			/* the publisher thread's: messages handed to libnats */
+	struct rt_nats_mark *mark;	/* answers tracked for a crash's successor; NULL: none */
+	uint64_t next_order;		/* the loop's: messages handed to the publisher thread */
 	unsigned int bounces;		/* the publisher thread's: replays in a row, none acked */
 	uint64_t acked_at_replay;
 	bool stop, connected, need_stream, ready;
@@ -113,16 +115,31 @@ static void set_why(struct rt_nats *n, enum conn_state st, const char *fmt, ...)
 	atomic_store(&n->state, st);
 }
 
+static uint64_t order_of(natsMsg *msg)
+{
+	const char *v = NULL;
+
+	return natsMsgHeader_Get(msg, ORDER_HEADER, &v) == NATS_OK && v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* Any thread: the message has its answer (the mark may move past it). */
+static void settle(struct rt_nats *n, uint64_t order)
+{
+	if (n->mark)
+		rt_nats_mark_settle(n->mark, order);
+}
+
 /*
  * Any thread: a failed message's records go back to its CPU's owed report
  * (folded in by the loop); a Welcome's or Schema's loss sends them again.
  */
-static void account_failure(struct rt_nats *n, const void *data, size_t len)
+static void account_failure(struct rt_nats *n, const void *data, size_t len, uint64_t order)
 {
 	unsigned int cpu;
 	uint64_t records;
 	int ret = rt_publisher_parse_failed(data, len, &cpu, &records);
 
+	settle(n, order);
 	atomic_fetch_sub(&n->pending, 1);
 	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].failed, records);
@@ -193,10 +210,12 @@ static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void
 	    keep_for_again(n, msg))
 		return;
 	if (pae) {
-		account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
+		account_failure(n, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg),
+				order_of(msg));
 		set_why(n, atomic_load(&n->state), "publish to %s: %s", natsMsg_GetSubject(msg),
 			pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
 	} else {
+		settle(n, order_of(msg));
 		atomic_fetch_sub(&n->pending, 1);
 		atomic_fetch_add(&n->acked, 1);
 	}
@@ -326,7 +345,7 @@ static natsStatus publish_one(struct rt_nats *n, const struct rt_pub_msg *m, jsP
 	char order[24];
 	natsStatus s;
 
-	snprintf(order, sizeof(order), "%" PRIu64, n->order++);
+	snprintf(order, sizeof(order), "%" PRIu64, m->order);
 	po->MsgId = m->id;
 	s = natsMsg_Create(&msg, m->subject, NULL, (const char *)m->data, (int)m->len);
 	if (s == NATS_OK)
@@ -352,7 +371,7 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 		if (again_may_store(s))
 			break;
 		if (s != NATS_OK) {
-			account_failure(n, m->data, m->len);
+			account_failure(n, m->data, m->len, m->order);
 			set_why(n, atomic_load(&n->state), "publish to %s: %s", m->subject,
 				natsStatus_GetText(s));
 		}
@@ -360,13 +379,6 @@ static struct rt_pub_msg *publish_all(struct rt_nats *n, struct rt_pub_msg *m)
 		m = next;
 	}
 	return m;
-}
-
-static uint64_t order_of(natsMsg *msg)
-{
-	const char *v = NULL;
-
-	return natsMsgHeader_Get(msg, ORDER_HEADER, &v) == NATS_OK && v ? strtoull(v, NULL, 10) : 0;
 }
 
 static int by_order(const void *a, const void *b)
@@ -403,7 +415,8 @@ static void publish_again(struct rt_nats *n, bool subject_was_back)
 
 		if (s != NATS_OK) {
 			account_failure(n, natsMsg_GetData(again[i]),
-					(size_t)natsMsg_GetDataLength(again[i]));
+					(size_t)natsMsg_GetDataLength(again[i]),
+					order_of(again[i]));
 			set_why(n, atomic_load(&n->state), "publish to %s: %s",
 				natsMsg_GetSubject(again[i]), natsStatus_GetText(s));
 			natsMsg_Destroy(msg);
@@ -608,6 +621,7 @@ static void enqueue(void *ctx, struct rt_pub_msg *m)
 {
 	struct rt_nats *n = ctx;
 
+	m->order = n->next_order++;
 	atomic_fetch_add(&n->pending, 1);
 	pthread_mutex_lock(&n->lock);
 	*n->tail = m;
@@ -656,11 +670,15 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 {
 	struct rt_nats *n = calloc(1, sizeof(*n));
 	struct rt_publisher_sink sink = { room, enqueue, n };
+	struct rt_publisher_from from = { 0 };
 	struct timespec now;
 	int ret;
 
-	if (!n)
+	if (!n) {
+		rt_nats_mark_free(o->mark);
 		goto nomem;
+	}
+	n->mark = o->mark;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
 	n->tail = &n->head;
@@ -677,11 +695,19 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 		goto nomem;
 	if (ret)
 		goto fail;
+	/* A crash's successor goes on with the dead run's numbers, else a run of its own. */
+	from = o->from ? *o->from : (struct rt_publisher_from){
+		.session = (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec };
 	if (!n->cpus || !n->url || !n->stream ||
-	    rt_publisher_new(&n->pub, host, (uint64_t)now.tv_sec * 1000000000 +
-			     (uint64_t)now.tv_nsec, layout, o->events, ncpus, &sink) ||
+	    rt_publisher_new_from(&n->pub, host, &from, layout, o->events, ncpus, &sink) ||
 	    !(n->subjects = strdup(rt_publisher_subjects(n->pub))))
 		goto nomem;
+	if (n->mark && !o->from && (ret = rt_nats_mark_start(n->mark, from.session))) {
+		rt_log(LOG_WARNING, "NATS: keeping where publishing stands for a crash: %s; after "
+		       "one, publishing starts anew", strerror(-ret));
+		rt_nats_mark_free(n->mark);
+		n->mark = NULL;
+	}
 	rt_publisher_set_max_message(n->pub, o->max_message_kb * 1024);
 	ret = connect_nats(n, o);
 	if (ret)
@@ -731,9 +757,26 @@ void rt_nats_end_page(struct rt_nats *n)
 	rt_publisher_end_page(n->pub);
 }
 
+void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
+		     const struct rt_ring_page_info *before)
+{
+	if (n->mark && cpu < n->ncpus)
+		rt_nats_mark_ring_at(n->mark, cpu, page, before);
+}
+
+int rt_nats_kept_fd(const struct rt_nats *n)
+{
+	return n->mark ? rt_nats_mark_fd(n->mark) : -1;
+}
+
 void rt_nats_end_drain(struct rt_nats *n)
 {
 	rt_publisher_end_drain(n->pub);
+	/* Everything read so far is handed over: once answered, the mark may move here. */
+	if (n->mark && !rt_publisher_owes(n->pub))
+		rt_nats_mark_note(n->mark, n->next_order, n->pub);
+	if (n->mark)
+		rt_nats_mark_advance(n->mark);
 }
 
 static const char *state_text(enum conn_state st)
@@ -803,6 +846,8 @@ void rt_nats_poll(struct rt_nats *n)
 	}
 	refresh(n);
 	rt_publisher_flush(n->pub);
+	if (n->mark)
+		rt_nats_mark_advance(n->mark);
 	log_news(n);
 	if (st == n->logged_state)
 		return;
@@ -867,7 +912,7 @@ void rt_nats_free(struct rt_nats *n)
 	/* No stream took these and none will now: lost, and counted so. */
 	for (size_t i = 0; i < n->nagain; i++) {
 		account_failure(n, natsMsg_GetData(n->again[i]),
-				(size_t)natsMsg_GetDataLength(n->again[i]));
+				(size_t)natsMsg_GetDataLength(n->again[i]), order_of(n->again[i]));
 		natsMsg_Destroy(n->again[i]);
 	}
 	free(n->again);
@@ -890,6 +935,7 @@ void rt_nats_free(struct rt_nats *n)
 	rt_strv_free(n->servers);
 	free(n->stream);
 	free(n->subjects);
+	rt_nats_mark_free(n->mark);
 	pthread_cond_destroy(&n->wake);
 	pthread_mutex_destroy(&n->lock);
 	free(n);

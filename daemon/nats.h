@@ -16,6 +16,9 @@
 
 #include "decode.h"
 #include "encode.h"
+#include "publish.h"
+
+struct rt_nats_mark;
 
 struct rt_nats;
 
@@ -25,6 +28,14 @@ struct rt_nats_opts {
 	const char *const *events;	/* NULL-terminated system:event globs */
 	unsigned long max_pending;	/* messages queued or unacknowledged */
 	unsigned long max_message_kb;	/* 0: a page a message (rt_publisher_set_max_message) */
+	/*
+	 * Where publishing stands with JetStream, kept for a crash's successor
+	 * (nats-mark.h; taken, even on failure); NULL: not kept. With from, this
+	 * run goes on with a crashed run's numbers (the caller publishes the
+	 * ring's pages from its mark again: rt_pump_republish).
+	 */
+	struct rt_nats_mark *mark;
+	const struct rt_publisher_from *from;
 };
 
 struct rt_nats_stats {
@@ -54,6 +65,12 @@ void rt_nats_kernel_loss(struct rt_nats *n, unsigned int cpu, uint64_t count, bo
 void rt_nats_end_page(struct rt_nats *n);
 /* A drain's end: the pages held together (nats_max_message_kb) go. */
 void rt_nats_end_drain(struct rt_nats *n);
+/* After a page: the CPU's next ring page and the ring's counts before it (for the mark). */
+struct rt_ring_page_info;
+void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
+		     const struct rt_ring_page_info *before);
+/* The mark's memfd, for systemd's fd store (FDNAME=nats); -1: none kept. */
+int rt_nats_kept_fd(const struct rt_nats *n);
 
 /*
  * From the loop's timer: reports the losses owed where there is room,

@@ -296,8 +296,13 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 				       info.events_before - info.kernel_lost + 1);
 		rt_server_end_page(p->to.server);
 	}
-	if (p->to.nats)
+	if (p->to.nats) {
+		struct rt_ring_page_info next;
+		uint64_t at = rt_page_ring_next(p->ring, (unsigned int)cpu, &next);
+
 		rt_nats_end_page(p->to.nats);
+		rt_nats_ring_at(p->to.nats, (unsigned int)cpu, at, &next);
+	}
 	if (ret != -EBADMSG)
 		a->last_ts = res.last_timestamp;
 	return ret == -EBADMSG ? 0 : ret;
@@ -600,4 +605,111 @@ void rt_pump_restore_cpu(struct rt_pump *p, int cpu, const struct rt_state_cpu *
 	rt_page_ring_set_next(p->ring, (unsigned int)cpu, &(struct rt_ring_page_info){
 		.events_before = from->ring.events_before, .kernel_lost = from->ring.kernel_lost,
 		.kernel_inexact = from->ring.kernel_inexact, .malformed = from->ring.malformed });
+}
+
+/* Where the CPU's page `page` is: the previous ringtapd's area or this one's; NULL: gone. */
+static const struct rt_ring *area_of(const struct rt_pump *p, unsigned int cpu, uint64_t page)
+{
+	const struct rt_ring *prev = rt_page_ring_prev(p->ring);
+
+	if (prev && page < rt_ring_written(prev, cpu))
+		return page >= rt_ring_oldest(prev, cpu) ? prev : NULL;
+	return page >= rt_ring_oldest(&p->ring->ring, cpu) ? &p->ring->ring : NULL;
+}
+
+bool rt_pump_ring_holds(const struct rt_pump *p, const struct rt_pub_place *from,
+			uint64_t *missing)
+{
+	*missing = 0;
+	for (int cpu = 0; cpu < p->ncpus; cpu++) {
+		struct rt_ring_page_info n;
+		uint64_t next = rt_page_ring_next(p->ring, (unsigned int)cpu, &n);
+
+		if (from[cpu].page > next)
+			return false;
+		if (from[cpu].page < next && !area_of(p, (unsigned int)cpu, from[cpu].page))
+			*missing += next - from[cpu].page;
+	}
+	return !*missing;
+}
+
+struct republish {
+	struct rt_pump *pump;
+	struct rt_nats *nats;
+};
+
+static int on_republished(const struct rt_record *rec, void *ctx)
+{
+	struct republish *r = ctx;
+
+	rt_nats_record(r->nats, rec);
+	return 0;
+}
+
+/*
+ * The page read (rd) again to NATS alone, as on_page offered it: the same
+ * records (a malformed page's walk stops where it stopped then) and losses,
+ * so the publisher counts and numbers them as it did.
+ */
+static void republish_page(struct republish *r, unsigned int cpu, const uint8_t *page,
+			   const struct rt_ring_read *rd, uint64_t *after_ts)
+{
+	uint64_t lost = rd->lost_kernel + rd->lost_kernel_inexact;
+	struct rt_page_result res;
+
+	rt_decode_page(r->pump->decoder, cpu, page, rd->len, on_republished, r, &res);
+	if (rd->flags & RT_RING_MALFORMED)
+		rt_nats_kernel_loss(r->nats, cpu, 0, false, *after_ts, 0);
+	else if (lost)
+		rt_nats_kernel_loss(r->nats, cpu, lost, !rd->lost_kernel_inexact, *after_ts,
+				    rd->first_ts);
+	rt_nats_end_page(r->nats);
+	if (rd->records)
+		*after_ts = rd->last_ts;
+}
+
+int rt_pump_republish(struct rt_pump *p, struct rt_nats *n, const struct rt_pub_place *from,
+		      uint64_t *pages)
+{
+	struct republish r = { p, n };
+	uint8_t *page = malloc(p->ring->ring.head.page_size);
+	int ret = 0;
+
+	*pages = 0;
+	if (!page)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < p->ncpus && !ret; cpu++) {
+		struct rt_ring_page_info next_counts;
+		uint64_t next = rt_page_ring_next(p->ring, (unsigned int)cpu, &next_counts);
+		uint64_t after_ts = 0;
+		struct rt_ring_cursor cur;
+
+		rt_ring_cursor_start(&cur, from[cpu].page, from[cpu].events_before,
+				     from[cpu].kernel_lost, from[cpu].kernel_inexact,
+				     from[cpu].malformed);
+		while (cur.page < next && !ret) {
+			const struct rt_ring *area = area_of(p, (unsigned int)cpu, cur.page);
+			struct rt_ring_read rd;
+
+			if (!area || area->head.page_size > p->ring->ring.head.page_size) {
+				ret = -ESTALE;
+				break;
+			}
+			ret = rt_ring_read(area, (unsigned int)cpu, &cur, page,
+					   p->ring->ring.head.page_size, &rd);
+			if (ret == 1 && rd.lost_ring)
+				ret = -ESTALE;
+			if (ret != 1)
+				break;
+			ret = 0;
+			republish_page(&r, (unsigned int)cpu, page, &rd, &after_ts);
+			++*pages;
+		}
+		if (ret == 0 && cur.page < next)
+			ret = -EBADMSG;
+		rt_nats_ring_at(n, (unsigned int)cpu, next, &next_counts);
+	}
+	rt_nats_end_drain(n);
+	free(page);
+	return ret;
 }

@@ -93,6 +93,23 @@ void rt_pump_restore_cpu(struct rt_pump *pump, int cpu, const struct rt_state_cp
  * had read from the kernel (its slot in prev marked, not committed) goes
  * into this one's ring as the CPU's next page. true when there was one.
  */
+struct rt_nats;
+struct rt_pub_place;
+/*
+ * After a crash, with NATS: whether the ring still holds every page from
+ * the crashed run's mark on (*missing: the pages it no longer holds).
+ */
+bool rt_pump_ring_holds(const struct rt_pump *pump, const struct rt_pub_place *from,
+			uint64_t *missing);
+/*
+ * ... and then the ring's pages from the mark up to where this run reads
+ * on, to NATS alone, as the crashed run had offered them: with its numbers
+ * (nats took them over), each message gets the id it had and JetStream
+ * keeps it once. *pages: how many. 0, -ESTALE (the ring no longer held a
+ * page), -EBADMSG (the ring's numbers disagree), -ENOMEM.
+ */
+int rt_pump_republish(struct rt_pump *pump, struct rt_nats *nats, const struct rt_pub_place *from,
+		      uint64_t *pages);
 bool rt_pump_recover_page(struct rt_pump *pump, const struct rt_ring *prev, int cpu,
 			  uint64_t page);
 /*

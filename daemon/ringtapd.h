@@ -66,6 +66,7 @@ struct ringtapd {
 	bool crashed;			/* the state is the one kept from the start: a crash */
 	/* What this run keeps in the store from its start, for a crash (handover.c). */
 	struct rt_fdstore armed;
+	int nats_mark_fd;		/* the last run's NATS mark (handover.c); -1: none */
 	struct rt_token_secret secret;	/* resume tokens': the previous run's, else new */
 	bool have_secret;
 

@@ -47,15 +47,16 @@ static void sorted(void)
 {
 	struct rt_fdstore fs;
 
-	hand_back(7, "ringtapd.socket:cpu0:cpu1:conn4:state:ring:crash");
+	hand_back(8, "ringtapd.socket:cpu0:cpu1:conn4:state:ring:crash:nats");
 	CHECK_EQ(rt_fdstore_collect(&fs), 0);
 	CHECK(rt_fdstore_any(&fs));
 	CHECK_EQ(fs.ncpu_fds, 2);
 	CHECK_EQ(fs.state_fd, 7);
 	CHECK_EQ(fs.ring_fd, 8);
 	CHECK_EQ(fs.crash_fd, 9);
+	CHECK_EQ(fs.nats_fd, 10);
 	CHECK_EQ(fs.n_conns, 1);
-	CHECK_EQ(fs.n_names, 6);
+	CHECK_EQ(fs.n_names, 7);
 	/* The socket unit's, for sd_listen_fds() as if the store had given nothing. */
 	CHECK_STR(getenv("LISTEN_FDS"), "1");
 	CHECK_STR(getenv("LISTEN_FDNAMES"), "ringtapd.socket");
@@ -67,6 +68,8 @@ static void sorted(void)
 	CHECK_EQ(rt_fdstore_take_conn(&fs, 5), -1);
 	CHECK_EQ(rt_fdstore_take_ring(&fs), 8);
 	CHECK_EQ(rt_fdstore_take_ring(&fs), -1);
+	CHECK_EQ(rt_fdstore_take_nats(&fs), 10);
+	CHECK_EQ(rt_fdstore_take_nats(&fs), -1);
 	rt_fdstore_release(&fs);
 	CHECK(is_open(3));
 	CHECK(!is_open(4));	/* cpu0: nobody took it */
@@ -75,8 +78,9 @@ static void sorted(void)
 	CHECK(!is_open(7));	/* the state */
 	CHECK(is_open(8));	/* the ring, taken */
 	CHECK(!is_open(9));	/* the crash state */
+	CHECK(is_open(10));	/* the NATS mark, taken */
 	CHECK(!rt_fdstore_any(&fs));
-	for (int fd = 3; fd <= 9; fd++)
+	for (int fd = 3; fd <= 10; fd++)
 		close(fd);
 }
 
