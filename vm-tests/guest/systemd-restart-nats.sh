@@ -1,14 +1,18 @@
 # Guest with systemd as PID 1: NATS JetStream publishing across `systemctl
-# restart ringtapd`. ringtapd publishes the test source at a steady rate to
-# a JetStream server in the guest (nats-server on its loopback, the unit
-# opened by the shipped fleet drop-in); each restart waits for JetStream's
-# acknowledgments before the next daemon takes the instance on and
-# publishes from where the last one stopped reading, under a session of
-# its own. After the restarts a stop, then `ringtap collect --nats` reads
-# the stream: every sequence number the kernel emitted on each CPU is there
-# exactly once (rt-guest-seqcheck), nothing reported lost, missing or
-# stored twice.
+# restart ringtapd` and across SIGKILL. ringtapd publishes the test source
+# at a steady rate to a JetStream server in the guest (nats-server on its
+# loopback, the unit opened by the shipped fleet drop-in); each restart
+# waits for JetStream's acknowledgments before the next daemon takes the
+# instance on and publishes from where the last one stopped reading, under
+# a session of its own. A crash waits for nothing: the next daemon reads
+# the dead one's mark (FDNAME=nats) and publishes the ring's pages from it
+# again under the dead one's session and numbers, so JetStream keeps each
+# message once by its id. After the restarts and crashes a stop, then
+# `ringtap collect --nats` reads the stream: every sequence number the
+# kernel emitted on each CPU is there exactly once (rt-guest-seqcheck),
+# nothing reported lost, missing or stored twice.
 restarts=${RESTARTS:-5}
+crashes=${CRASHES:-3}
 rate=${RATE:-5000}
 ncpus=$(nproc)
 
@@ -42,6 +46,24 @@ for i in $(seq "$restarts"); do
 done
 pass "$restarts restarts at $rate events/s with NATS publishing on"
 
+republished=0
+for i in $(seq "$crashes"); do
+	old=$(unit_pid)
+	echo "note: crash $i at $(cut -d' ' -f1 /proc/uptime) s"
+	kill -KILL "$old"
+	wait_for 60 sh -c "[ \"\$(systemctl show -p NRestarts --value ringtapd)\" = $i ] &&
+		[ \"\$(systemctl is-active ringtapd)\" = active ]" ||
+		fail "crash $i: not restarted: $(systemctl status ringtapd --no-pager -l | tail -n 20)"
+	new=$(unit_pid)
+	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'NATS: resumed after a crash'" ||
+		fail "crash $i: publishing did not go on from the mark: $(journalctl _PID="$new" -o cat)"
+	line=$(journalctl _PID="$new" -o cat | grep 'NATS: resumed after a crash')
+	echo "note: crash $i: $line"
+	republished=$((republished + $(echo "$line" | sed -n 's/.*numbers: \([0-9]*\) page.*/\1/p')))
+	sleep 2
+done
+pass "$crashes crashes: each next ringtapd published $republished page(s) again from the mark"
+
 echo 0 > $RINGTAP_TEST/rate
 sleep 3
 last=$(unit_pid)
@@ -58,7 +80,8 @@ summary=$(grep "^ringtap collect: [^ ]*: [0-9]* records" /tmp/collect.err)
 expect_eq "collect's count" "$(echo "$summary" | sed -n 's/.*: \([0-9]*\) records,.*/\1/p')" "$total"
 echo "$summary" | grep -q ", lost 0 (0 kernel, 0 publish), 0 missing unreported$" ||
 	fail "collect: $summary"
-pass "JetStream holds every one of $total events once across $restarts restarts"
+pass "JetStream holds every one of $total events once across $restarts restarts and $crashes crashes"
 kill "$server"
-journal -p warning | grep -v -i "lost\b" | grep -i -E 'warn|error|fail' && fail "journal warnings"
+journal -p warning | grep -v -i -E "lost\b|status=9/KILL|result 'signal'" |
+	grep -i -E 'warn|error|fail' && fail "journal warnings"
 pass "journal: $(journal | grep -c .) lines"
