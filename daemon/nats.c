@@ -50,6 +50,7 @@ struct rt_nats {
 	struct rt_publisher *pub;	/* what is published (publish.c) */
 	const struct rt_host *host;
 	unsigned long max_pending;
+	size_t max_message;		/* nats_max_message_kb, in bytes */
 	unsigned int ncpus;
 	unsigned int seen_reconnects;
 	unsigned int seen_resubjects;
@@ -708,7 +709,8 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 		rt_nats_mark_free(n->mark);
 		n->mark = NULL;
 	}
-	rt_publisher_set_max_message(n->pub, o->max_message_kb * 1024);
+	n->max_message = o->max_message_kb * 1024;
+	rt_publisher_set_max_message(n->pub, n->max_message);
 	ret = connect_nats(n, o);
 	if (ret)
 		goto fail;
@@ -762,6 +764,11 @@ void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
 {
 	if (n->mark && cpu < n->ncpus)
 		rt_nats_mark_ring_at(n->mark, cpu, page, before);
+}
+
+void rt_nats_batch(struct rt_nats *n, bool on)
+{
+	rt_publisher_set_max_message(n->pub, on ? n->max_message : 0);
 }
 
 int rt_nats_kept_fd(const struct rt_nats *n)

@@ -69,6 +69,12 @@ void rt_nats_end_drain(struct rt_nats *n);
 struct rt_ring_page_info;
 void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
 		     const struct rt_ring_page_info *before);
+/*
+ * Pages held together per nats_max_message_kb (on), or a page a message
+ * (off: pages published again after a crash, so that no message of them
+ * has the id of an earlier one that held fewer pages).
+ */
+void rt_nats_batch(struct rt_nats *n, bool on);
 /* The mark's memfd, for systemd's fd store (FDNAME=nats); -1: none kept. */
 int rt_nats_kept_fd(const struct rt_nats *n);
 
