@@ -16,6 +16,11 @@
 #include "text.h"
 #include "util.h"
 
+/* How this binary was built, when not as the project builds it (an upgrade test's: --version). */
+#ifndef RINGTAP_BUILD
+#define RINGTAP_BUILD ""
+#endif
+
 /* The defaults it names come from config.c's key table. */
 static void usage(FILE *f)
 {
@@ -252,7 +257,8 @@ static int take_option(struct ringtapd *d, int c, int idx, int *key)
 		d->exit_now = true;
 		break;
 	case 'V':
-		printf("ringtapd %s\n", RINGTAP_VERSION);
+		printf("ringtapd %s%s%s%s\n", RINGTAP_VERSION, *RINGTAP_BUILD ? " (built " : "",
+		       RINGTAP_BUILD, *RINGTAP_BUILD ? ")" : "");
 		d->exit_now = true;
 		break;
 	default:

@@ -69,7 +69,7 @@ sleep 3
 last=$(unit_pid)
 systemctl stop ringtapd.service
 journalctl _PID="$last" -o cat | grep -i "nats" | sed 's/^/note: /'
-timeout 120 ringtap collect --nats nats://127.0.0.1:4222 -o /tmp/col --drain --text-only \
+timeout 600 ringtap collect --nats nats://127.0.0.1:4222 -o /tmp/col --drain --text-only \
 	2> /tmp/collect.err || fail "collect: $(cat /tmp/collect.err)"
 cat /tmp/collect.err
 [ "$(ls /tmp/col/*.txt | wc -l)" = 1 ] || fail "collect wrote $(ls /tmp/col)"

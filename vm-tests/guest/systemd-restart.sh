@@ -9,8 +9,11 @@
 # again only what the new daemon keeps for a crash once it took its share;
 # `systemctl stop` then leaves no instance in tracefs and an empty store. The longest silence the subscriber saw
 # (the old daemon's last record to the new one's first, at most) is noted.
+# Halfway through, the restart is an upgrade: the next daemon is the same
+# code built otherwise (unoptimised), which must read all the last one kept.
 restarts=${RESTARTS:-10}
 rate=${RATE:-5000}
+upgrade_at=$(((restarts + 1) / 2))
 ncpus=$(nproc)
 echo "note: $(systemctl --version | head -n1)"
 
@@ -59,6 +62,11 @@ for i in $(seq "$restarts"); do
 		sleep 2
 	fi
 	echo "note: restart $i at $(cut -d' ' -f1 /proc/uptime) s"
+	# Halfway, an upgrade: a binary built otherwise takes over (renamed in place, as dpkg does).
+	if [ "$i" = "$upgrade_at" ]; then
+		cp /usr/bin/rt-guest-ringtapd-o0 /usr/sbin/ringtapd.new &&
+			mv -f /usr/sbin/ringtapd.new /usr/sbin/ringtapd || fail "installing the upgrade"
+	fi
 	systemctl restart ringtapd.service || fail "restart $i: $(journal | tail -n 20)"
 	# At once: stopped much longer, its queue would fill and drop (reported, but not this test's point).
 	[ "$i" != 1 ] || kill -CONT "$slow"
@@ -66,6 +74,11 @@ for i in $(seq "$restarts"); do
 	journalctl _PID="$new" -o cat | grep -q ' 3 of 3 subscriber(s) (0 left meanwhile)' ||
 		fail "restart $i: $(journalctl _PID="$new" -o cat | grep 'resumed after');" \
 			"client: $(cat /tmp/a.err); $(journal | tail -n 12)"
+	if [ "$i" = "$upgrade_at" ]; then
+		expect_eq "restart $i: the daemon now running" "$(/proc/"$new"/exe --version)" \
+			"$(ringtapd --version | sed 's/^\(ringtapd [^ ]*\).*/\1/') (built -O0)"
+		pass "restart $i: upgraded to another build, every subscriber kept"
+	fi
 	kill -0 "$client" 2> /dev/null || fail "restart $i: the client is gone: $(cat /tmp/a.err)"
 	kill -0 "$slow" 2> /dev/null || fail "restart $i: the slow client is gone: $(cat /tmp/slow.err)"
 	kill -0 "$ring" 2> /dev/null || fail "restart $i: the ring client is gone: $(cat /tmp/ring.err)"
