@@ -79,7 +79,7 @@ struct ringtap_client {
 	bool resumable;
 	uint64_t *places;
 	size_t n_places;
-	const struct ringtap_resume *resume_from;
+	struct ringtap_resume *resume_from;
 	/* Frames with events that came before the Ring frame: handed out first. */
 	Ringtap__Frame **early;
 	size_t n_early, early_next;
@@ -577,7 +577,8 @@ int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout
 	uint64_t seq;
 
 	/* The place moves as the event is handed out: what was handed out is never sent again. */
-	if (ret == 1 && c->resumable && ev->cpu < c->n_places && (seq = event_seq(c, ev)) &&
+	if (ret == 1 && c->resumable && ev->cpu < c->n_places &&
+	    (seq = c->ring_mode ? rt_ring_reader_seq(c->ring) : event_seq(c, ev)) &&
 	    seq > c->places[ev->cpu])
 		c->places[ev->cpu] = seq;
 	return ret;
@@ -588,7 +589,27 @@ struct ringtap_resume {
 	size_t token_len;
 	uint64_t *seqs;			/* per CPU */
 	size_t n_seqs;
+	/*
+	 * A ring reader's place is its reader: the cursors and the areas it
+	 * maps, the dead or stopped daemon's among them, go to the client that
+	 * resumes (ring_resume), which reads on in them and then in the new one.
+	 */
+	struct rt_ring_reader *ring;
+	void *ring_map, *old_map;
+	size_t ring_size, old_size;
 };
+
+/* The ring a place holds, let go. */
+static void resume_drop_ring(struct ringtap_resume *r)
+{
+	rt_ring_reader_free(r->ring);
+	if (r->ring_map)
+		munmap(r->ring_map, r->ring_size);
+	if (r->old_map)
+		munmap(r->old_map, r->old_size);
+	r->ring = NULL;
+	r->ring_map = r->old_map = NULL;
+}
 
 struct ringtap_resume *ringtap_resume_new(void)
 {
@@ -599,12 +620,13 @@ void ringtap_resume_free(struct ringtap_resume *r)
 {
 	if (!r)
 		return;
+	resume_drop_ring(r);
 	free(r->token);
 	free(r->seqs);
 	free(r);
 }
 
-int ringtap_resume_save(const struct ringtap_client *c, struct ringtap_resume *r)
+int ringtap_resume_save(struct ringtap_client *c, struct ringtap_resume *r)
 {
 	const Ringtap__Welcome *w = c ? ringtap_welcome(c) : NULL;
 	uint8_t *token;
@@ -621,9 +643,20 @@ int ringtap_resume_save(const struct ringtap_client *c, struct ringtap_resume *r
 	}
 	memcpy(token, w->resume_token.data, w->resume_token.len);
 	memcpy(seqs, c->places, c->n_places * sizeof(*seqs));
+	resume_drop_ring(r);
 	free(r->token);
 	free(r->seqs);
-	*r = (struct ringtap_resume){ token, w->resume_token.len, seqs, c->n_places };
+	*r = (struct ringtap_resume){ .token = token, .token_len = w->resume_token.len,
+				      .seqs = seqs, .n_seqs = c->n_places };
+	if (c->ring_mode && c->ring && c->ring_map) {
+		r->ring = c->ring;
+		r->ring_map = c->ring_map;
+		r->ring_size = c->ring_size;
+		r->old_map = c->old_map;
+		r->old_size = c->old_size;
+		c->ring = NULL;
+		c->ring_map = c->old_map = NULL;
+	}
 	return 0;
 }
 
@@ -1176,6 +1209,45 @@ static int ring_symbols(struct ringtap_client *c, const struct ringtap_client_op
 }
 
 /*
+ * A resumed ring reader: the reader the place holds, with its cursors and
+ * areas, reads on; the new daemon's Ring is the area after them, as after
+ * a restart (ring_move). The place keeps the reader until that is done.
+ */
+static int ring_resume(struct ringtap_client *c, const struct ringtap_client_opts *o,
+		       int64_t deadline, struct ringtap_connect_error *err)
+{
+	struct ringtap_resume *r = c->resume_from;
+	struct rt_why why = { "" };
+	Ringtap__Frame *f = NULL;
+	int ret;
+
+	/* The Schemas before the Ring go to the reader, which learns them again. */
+	c->ring = r->ring;
+	c->ring_map = r->ring_map;
+	c->ring_size = r->ring_size;
+	c->old_map = r->old_map;
+	c->old_size = r->old_size;
+	ret = ring_wait_for(c, RINGTAP__FRAME__MSG_RING, &f, deadline, err);
+	if (!ret) {
+		ret = ring_move(c, f->ring, &why);
+		ringtap__frame__free_unpacked(f, NULL);
+		if (ret)
+			set_err(err, ret, "ringtapd's ring: %s", why.text);
+	}
+	if (ret) {
+		/* Still the place's: a later try may resume with it. */
+		c->ring = NULL;
+		c->ring_map = c->old_map = NULL;
+		return ret;
+	}
+	r->ring = NULL;
+	r->ring_map = r->old_map = NULL;
+	ret = ring_symbols(c, o, deadline, err);
+	c->starting = false;
+	return ret;
+}
+
+/*
  * After a RING Welcome: the Schemas that come first, then the Ring frame
  * and its descriptor, and kallsyms when a pointer field wants it. 0 with
  * the ring attached, or -errno with err.
@@ -1195,6 +1267,8 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 	if (c->tap)
 		tap_welcome(c);
 	c->starting = true;
+	if (c->resume_from && c->resume_from->ring)
+		return ring_resume(c, o, deadline, err);
 	ret = rt_ring_reader_new(&c->ring, ringtap_welcome(c), &ro, &why);
 	if (ret)
 		return set_err(err, ret, "%s", why.text[0] ? why.text : strerror(-ret));
@@ -1243,12 +1317,15 @@ static int take_places(struct ringtap_client *c, struct ringtap_connect_error *e
 	if (!c->places)
 		return set_err(err, -ENOMEM, "out of memory");
 	memcpy(c->places, w->start_seq, w->cpus * sizeof(*c->places));
+	/* A ring reader resumed goes on from its own place, not from where the daemon reads. */
+	if (c->ring_mode && c->resume_from && c->resume_from->n_seqs == w->cpus)
+		memcpy(c->places, c->resume_from->seqs, w->cpus * sizeof(*c->places));
 	c->n_places = w->cpus;
 	return 0;
 }
 
 static int connect_with(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-			bool resumable, const struct ringtap_resume *from,
+			bool resumable, struct ringtap_resume *from,
 			struct ringtap_connect_error *err);
 
 int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
@@ -1258,19 +1335,14 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
 }
 
 int ringtap_connect_resumable(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-			      const struct ringtap_resume *from, struct ringtap_connect_error *err)
+			      struct ringtap_resume *from, struct ringtap_connect_error *err)
 {
-	if (opts && opts->transport == RINGTAP_TRANSPORT_RING) {
-		*out = NULL;
-		return set_err(err, -EINVAL, "a ring reader keeps its place in the ring: resumable "
-			       "streams are on the socket");
-	}
 	return connect_with(out, opts, true, from, err);
 }
 
 /* Connects, the Hello, the answer and, on the ring, the Ring frame; 0 or -errno with err. */
 static int connect_with(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-			bool resumable, const struct ringtap_resume *from,
+			bool resumable, struct ringtap_resume *from,
 			struct ringtap_connect_error *err)
 {
 	static const struct ringtap_client_opts defaults;
@@ -1298,8 +1370,12 @@ static int connect_with(struct ringtap_client **out, const struct ringtap_client
 	c->encoding = c->asked;
 	c->resumable = resumable;
 	c->resume_from = from;
-	/* A resumable stream is a socket's: the ring has places of its own. */
-	if (o->transport != RINGTAP_TRANSPORT_SOCKET && !resumable) {
+	/*
+	 * A resumable stream goes on the socket unless the ring is asked for by
+	 * name: a ring reader resumes from its place in the ring (ring_resume).
+	 */
+	if (o->transport == RINGTAP_TRANSPORT_RING ||
+	    (o->transport == RINGTAP_TRANSPORT_RING_OR_SOCKET && !resumable)) {
 		/* FIXED records are rewritten by ringtapd: the ring has none. */
 		bool local = rt_transport_is_local(path) && c->asked != RINGTAP__ENCODING__FIXED;
 

@@ -24,7 +24,7 @@ static bool told_to_stop(const struct cli_reconnect *how)
 }
 
 int cli_reconnect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-		  const struct cli_reconnect *how, const struct ringtap_resume *place,
+		  const struct cli_reconnect *how, struct ringtap_resume *place,
 		  bool *resumed, char *refused, size_t refused_size,
 		  struct ringtap_connect_error *err)
 {

@@ -26,7 +26,7 @@ struct cli_reconnect {
  * restarted) a new one, and why in refused.
  */
 int cli_reconnect(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-		  const struct cli_reconnect *how, const struct ringtap_resume *place,
+		  const struct cli_reconnect *how, struct ringtap_resume *place,
 		  bool *resumed, char *refused, size_t refused_size,
 		  struct ringtap_connect_error *err);
 

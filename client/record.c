@@ -90,7 +90,7 @@ static void usage(FILE *f)
 static struct ringtap_client *connect_again(struct recording *r,
 					    const struct ringtap_client_opts *opts,
 					    const Ringtap__Welcome *was, double deadline,
-					    const struct ringtap_resume *place, int *status)
+					    struct ringtap_resume *place, int *status)
 {
 	const struct cli_reconnect how = { .wake_fd = -1, .stop = &stop, .deadline = deadline };
 	struct ringtap_connect_error err;
@@ -288,10 +288,10 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-/* --reconnect resumes on the socket; a ring reader asked for by name reconnects with a gap. */
+/* --reconnect resumes: on the socket, or a ring reader from its place in the ring. */
 static bool resumable(const struct record_args *a)
 {
-	return a->reconnect && a->opts.transport != RINGTAP_TRANSPORT_RING;
+	return a->reconnect;
 }
 
 /*

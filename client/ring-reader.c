@@ -58,6 +58,12 @@ struct rt_ring_reader {
 	uint32_t page_room;		/* its size: the first ring's page size */
 	struct rt_ring_read got;
 	unsigned int page_cpu;
+	/*
+	 * The page's first record's number among those read on its CPU, as
+	 * ringtapd numbers them (Record.seq), and the records walked so far.
+	 */
+	uint64_t page_first_seq, page_walked;
+	uint64_t last_seq;		/* of the last record or page handed out; 0: none */
 
 	/* The page's records this subscription keeps, and the next to hand out. */
 	struct rt_record *recs;
@@ -221,23 +227,34 @@ int rt_ring_reader_schema(struct rt_ring_reader *r, const Ringtap__Schema *s,
 	if (!s->format)
 		return rt_why_set(why, -EINVAL, "the Schema of %s:%s has no format text", s->system,
 				  s->name);
-	if (tep_find_event(r->layout->tep, (int)s->event_id))
-		return rt_why_set(why, -EINVAL, "a second Schema for event id %" PRIu32,
-				  s->event_id);
-	ret = rt_layout_add_event(r->layout, s->system, s->format, strlen(s->format), &ev);
-	if (ret)
-		return rt_why_set(why, ret, "the format of %s:%s does not parse", s->system, s->name);
-	if (!ev || (uint32_t)ev->id != s->event_id)
-		return rt_why_set(why, -EINVAL, "the format of %s:%s says id %d, its Schema %" PRIu32,
-				  s->system, s->name, ev ? ev->id : -1, s->event_id);
-	grown = realloc(r->events, (r->n_events + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	r->events = grown;
-	r->events[r->n_events++] = ev;
-	r->events_changed = true;
-	if (r->attached && (ret = compile_selection(r, false, why)))
-		return ret;
+	ev = tep_find_event(r->layout->tep, (int)s->event_id);
+	/*
+	 * Known already: a resumed reader's new connection sends its Schemas
+	 * again (the same event, as the boot numbers it); its consumer gets
+	 * the decoded one again, as a socket's new stream would.
+	 */
+	if (ev && (strcmp(ev->system, s->system) || strcmp(ev->name, s->name)))
+		return rt_why_set(why, -EINVAL, "a second Schema for event id %" PRIu32 " (%s:%s, "
+				  "was %s:%s)", s->event_id, s->system, s->name, ev->system,
+				  ev->name);
+	if (!ev) {
+		ret = rt_layout_add_event(r->layout, s->system, s->format, strlen(s->format), &ev);
+		if (ret)
+			return rt_why_set(why, ret, "the format of %s:%s does not parse", s->system,
+					  s->name);
+		if (!ev || (uint32_t)ev->id != s->event_id)
+			return rt_why_set(why, -EINVAL, "the format of %s:%s says id %d, its Schema "
+					  "%" PRIu32, s->system, s->name, ev ? ev->id : -1,
+					  s->event_id);
+		grown = realloc(r->events, (r->n_events + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		r->events = grown;
+		r->events[r->n_events++] = ev;
+		r->events_changed = true;
+		if (r->attached && (ret = compile_selection(r, false, why)))
+			return ret;
+	}
 	if (r->encoding != RINGTAP__ENCODING__DECODED)
 		return 0;
 	ret = rt_encode_schema_frame(ev, NULL, NULL, (const char *const *)r->only, &b);
@@ -426,6 +443,7 @@ static bool wants_pid(const struct rt_ring_reader *r, const struct rt_record *re
 static int keep_record(const struct rt_record *rec, void *ctx)
 {
 	struct rt_ring_reader *r = ctx;
+	uint64_t seq = r->page_first_seq + r->page_walked++;
 
 	if (!rec->event || (r->n_pids && !wants_pid(r, rec)) ||
 	    (r->filter && !rt_filter_match(r->filter, rec->type, rec->data, rec->size, rec->cpu)))
@@ -439,7 +457,8 @@ static int keep_record(const struct rt_record *rec, void *ctx)
 		r->recs = grown;
 		r->recs_alloc = n;
 	}
-	r->recs[r->n_recs++] = *rec;
+	r->recs[r->n_recs] = *rec;
+	r->recs[r->n_recs++].seq = seq;
 	return 0;
 }
 
@@ -475,6 +494,9 @@ static int take_page(struct rt_ring_reader *r, unsigned int cpu, struct rt_why *
 	r->page_cpu = cpu;
 	r->n_recs = r->next_rec = 0;
 	r->lost_pending = 0;
+	/* The cursor is past the page: what it accounts for, less the kernel's losses, less these. */
+	r->page_first_seq = r->cursors[cpu].events - r->cursors[cpu].kernel_lost - r->got.records + 1;
+	r->page_walked = 0;
 	/*
 	 * As ringtapd reports them to a DECODED subscriber: the kernel's counts,
 	 * "at least one" for a loss it gave none for and for each malformed page
@@ -530,6 +552,7 @@ static int next_record(struct rt_ring_reader *r, struct ringtap_event *ev,
 	if (ret)
 		return ret;
 	r->next_rec++;
+	r->last_seq = rec->seq;
 	ev->kind = RINGTAP_RECORD;
 	ev->cpu = r->page_cpu;
 	ev->schema = rec->type < r->n_schemas ? r->schemas[rec->type] : NULL;
@@ -556,6 +579,7 @@ int rt_ring_reader_next(struct rt_ring_reader *r, struct ringtap_event *ev,
 		}
 		if (r->page_pending) {
 			r->page_pending = false;
+			r->last_seq = r->page_first_seq + r->got.records - 1;
 			ev->kind = RINGTAP_PAGE;
 			ev->cpu = r->page_cpu;
 			ev->page = &r->page_bytes;
@@ -587,4 +611,9 @@ int rt_ring_reader_record(struct rt_ring_reader *r, struct rt_buf *out)
 	if (!r->next_rec || r->next_rec > r->n_recs)
 		return -EINVAL;
 	return rt_record_encoder_put(r->viewer, &r->recs[r->next_rec - 1], out);
+}
+
+uint64_t rt_ring_reader_seq(const struct rt_ring_reader *r)
+{
+	return r->last_seq;
 }

@@ -112,6 +112,13 @@ int rt_ring_reader_next(struct rt_ring_reader *r, struct ringtap_event *ev,
 			const struct rt_record_view **view, struct rt_why *why);
 
 /*
+ * The number (Record.seq, as ringtapd numbers the records it read on a CPU)
+ * of the last record handed out, or of a RAW page's last record; 0: none.
+ * A resumable ring reader's place (libringtap's ringtap_resume_save).
+ */
+uint64_t rt_ring_reader_seq(const struct rt_ring_reader *r);
+
+/*
  * The last RINGTAP_RECORD as ringtapd would have packed it for a Batch
  * (encode.h), appended to out: for a caller that wants the protobuf-c
  * Record rather than the view. -EINVAL after any other event, -ENOMEM.

@@ -573,11 +573,10 @@ static int cmd_stream(int argc, char **argv)
 		goto fail;
 	}
 	/*
-	 * --reconnect: numbered records, to resume where the stream was cut; on
-	 * the socket (a ring reader asked for by name reconnects with a gap).
+	 * --reconnect: numbered records, to resume where the stream was cut
+	 * (a ring reader from its place in the ring).
 	 */
-	if (s.reconnect && opts.transport != RINGTAP_TRANSPORT_RING &&
-	    !(s.place = ringtap_resume_new())) {
+	if (s.reconnect && !(s.place = ringtap_resume_new())) {
 		fprintf(stderr, "ringtap: out of memory\n");
 		goto fail;
 	}

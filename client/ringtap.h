@@ -159,8 +159,11 @@ int ringtap_connect(struct ringtap_client **out, const struct ringtap_client_opt
  * the daemon first sends everything that came after it, from its page
  * ring, then the live stream: no record twice, none missed while the ring
  * still held it (what it no longer held comes as a Lost report). The
- * subscription of opts must be the one the place was saved from. Not for
- * the ring transport (-EINVAL). -ESTALE when the daemon refused the
+ * subscription of opts must be the one the place was saved from. With
+ * the ring transport (asked for by name; auto resumes on the socket) the
+ * place is the ring reader itself: it reads on where it was, in the area
+ * the gone daemon wrote, then in the new one's, and the place hands it to
+ * the client that resumes. -ESTALE when the daemon refused the
  * resume (RESUME_REFUSED: a token stale, forged or another peer's; err
  * says which): connect again with from NULL, a new stream.
  */
@@ -169,12 +172,13 @@ struct ringtap_resume;
 struct ringtap_resume *ringtap_resume_new(void);
 void ringtap_resume_free(struct ringtap_resume *r);
 int ringtap_connect_resumable(struct ringtap_client **out, const struct ringtap_client_opts *opts,
-			      const struct ringtap_resume *from, struct ringtap_connect_error *err);
+			      struct ringtap_resume *from, struct ringtap_connect_error *err);
 /*
  * The place after the last event ringtap_next() handed out, and the token,
- * into r (before ringtap_close()). 0; -EINVAL for a stream not resumable.
+ * into r (before ringtap_close()). A ring reader's reader goes with it: c
+ * reads nothing more. 0; -EINVAL for a stream not resumable.
  */
-int ringtap_resume_save(const struct ringtap_client *c, struct ringtap_resume *r);
+int ringtap_resume_save(struct ringtap_client *c, struct ringtap_resume *r);
 /* The CPUs a place counts, and the last seq handed out on one (0: none yet). */
 size_t ringtap_resume_cpus(const struct ringtap_resume *r);
 uint64_t ringtap_resume_seq(const struct ringtap_resume *r, unsigned int cpu);

@@ -587,6 +587,7 @@ int rt_record_encoder_view(struct rt_record_encoder *e, const struct rt_record *
 	if (plan->n > max)
 		return -ENOSPC;
 	view->timestamp = rec->timestamp;
+	view->seq = rec->seq;
 	view->event_id = rec->type;
 	view->pid = plan->pid_size && (uint64_t)plan->pid_offset + plan->pid_size <= rec->size ?
 		(int32_t)rt_layout_read_uint(l, rec->data + plan->pid_offset, plan->pid_size) : 0;

@@ -504,12 +504,9 @@ static bool take_resume(struct rt_conn *c, const Ringtap__Hello *hello)
 	c->out.numbered = (hello->has_resumable && hello->resumable) || hello->resume;
 	if (!c->out.numbered)
 		return true;
-	if (c->ring) {
-		refuse(c, RINGTAP__REFUSAL_REASON__BAD_SUBSCRIPTION,
-		       "resumable applies to SOCKET: a ring reader keeps its place in the ring");
-		return false;
-	}
-	if (hello->resume && replay_begin(&env, c, hello->resume, &why)) {
+	/* A ring reader resumes by itself from its place in the ring: only its right is checked. */
+	if (hello->resume && (c->ring ? replay_check(&env, c, hello->resume, &why) :
+			      replay_begin(&env, c, hello->resume, &why))) {
 		refuse(c, RINGTAP__REFUSAL_REASON__RESUME_REFUSED, why.text);
 		return false;
 	}
@@ -629,7 +626,8 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) subscribed: %zu event pattern(s), version %u%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid,
 	       hello->subscription ? hello->subscription->n_events : 0, agreed.version,
-	       c->ring ? ", reading the page ring" : c->replay ? ", resuming" : "");
+	       c->ring ? (hello->resume ? ", reading the page ring on from its place there" :
+			  ", reading the page ring") : c->replay ? ", resuming" : "");
 	/* Its first catch-up now: a daemon with nothing new to read would not call again soon. */
 	conn_replay(c);
 }

@@ -83,12 +83,11 @@ int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t ver
 	return ret;
 }
 
-int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+int replay_check(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
 		 struct rt_why *why)
 {
 	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
 	char peer[RT_TOKEN_PEER_MAX];
-	struct conn_replay *r;
 	int ret;
 
 	peer_of(c, peer, sizeof(peer));
@@ -101,6 +100,30 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	if (!env->ring)
 		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to resume "
 				  "from");
+	/* A place ahead of what was read: numbers of another instance (one started afresh). */
+	for (size_t i = 0; i < resume->n_cpus; i++) {
+		uint32_t cpu = resume->cpus[i];
+
+		if (cpu >= ncpus)
+			return rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this "
+					  "machine has cpu0 to cpu%u", cpu, ncpus - 1);
+		if (resume->seqs[i] > next_seq(env->ring, cpu))
+			return rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
+					  " is ahead of this ringtapd (%" PRIu64 " read there)",
+					  resume->seqs[i], cpu, next_seq(env->ring, cpu));
+	}
+	return 0;
+}
+
+int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+		 struct rt_why *why)
+{
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
+	struct conn_replay *r;
+	int ret = replay_check(env, c, resume, why);
+
+	if (ret)
+		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->cpus = calloc(ncpus ?: 1, sizeof(*r->cpus))) ||
 	    !(r->page = malloc(env->ring->ring.head.page_size))) {
@@ -114,22 +137,9 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	/* A CPU it does not name: from the live stream on, as a new subscriber. */
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
 		r->cpus[cpu].after = next_seq(env->ring, cpu);
-	for (size_t i = 0; i < resume->n_cpus && !ret; i++) {
-		uint32_t cpu = resume->cpus[i];
-
-		if (cpu >= ncpus)
-			ret = rt_why_set(why, -EINVAL, "Resume names cpu%" PRIu32 "; this machine "
-					 "has cpu0 to cpu%u", cpu, ncpus - 1);
-		else if (resume->seqs[i] > next_seq(env->ring, cpu))
-			ret = rt_why_set(why, -EINVAL, "Resume's seq %" PRIu64 " on cpu%" PRIu32
-					 " is ahead of this ringtapd (%" PRIu64 " read there)",
-					 resume->seqs[i], cpu, next_seq(env->ring, cpu));
-		else
-			r->cpus[cpu].after = resume->seqs[i];
-	}
-	if (ret)
-		replay_free(c);
-	return ret;
+	for (size_t i = 0; i < resume->n_cpus; i++)
+		r->cpus[resume->cpus[i]].after = resume->seqs[i];
+	return 0;
 }
 
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */

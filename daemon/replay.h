@@ -38,6 +38,13 @@ struct replay_env {
 	struct rt_decoder **decoder;	/* made at the first catch-up that decodes */
 };
 
+/*
+ * Whether c may resume from there: its token is this peer's and this
+ * secret's, and no place is ahead of what this ringtapd read. -errno with
+ * why. A ring reader needs no more (it keeps its place in the ring).
+ */
+int replay_check(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+		 struct rt_why *why);
 /* A conn that asked to resume: the token checked, where it starts on each CPU. -errno with why. */
 int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
 		 struct rt_why *why);

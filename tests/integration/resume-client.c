@@ -18,7 +18,10 @@
  * token presented by another certificate the daemon also serves, which is
  * refused as another peer's.
  *
- * usage: resume-client ADDRESS decoded|raw TOTAL FIRST [CA CERT KEY OTHER_CERT OTHER_KEY]
+ * "ring": DECODED read from the page ring; the place saved is the ring
+ * reader itself, and the second connection reads on from its cursors.
+ *
+ * usage: resume-client ADDRESS decoded|raw|ring TOTAL FIRST [CA CERT KEY OTHER_CERT OTHER_KEY]
  */
 #include <errno.h>
 #include <poll.h>
@@ -204,7 +207,7 @@ int main(int argc, char **argv)
 	bool raw;
 
 	if ((argc != 5 && argc != 10) || !place) {
-		fprintf(stderr, "usage: resume-client ADDRESS decoded|raw TOTAL FIRST "
+		fprintf(stderr, "usage: resume-client ADDRESS decoded|raw|ring TOTAL FIRST "
 			"[CA CERT KEY OTHER_CERT OTHER_KEY]\n");
 		return 2;
 	}
@@ -216,6 +219,8 @@ int main(int argc, char **argv)
 	o.socket_path = argv[1];
 	raw = !strcmp(argv[2], "raw");
 	o.encoding = raw ? RINGTAP__ENCODING__RAW : RINGTAP__ENCODING__DECODED;
+	if (!strcmp(argv[2], "ring"))
+		o.transport = RINGTAP_TRANSPORT_RING;
 	total = strtoull(argv[3], NULL, 10);
 	first = strtoull(argv[4], NULL, 10);
 	if (ringtap_connect_resumable(&c, &o, NULL, &err)) {
