@@ -571,14 +571,23 @@ static uint64_t event_seq(const struct ringtap_client *c, const struct ringtap_e
 	}
 }
 
+/* The seq a resumable stream's event moves its CPU's place to; 0: none (not a record or page). */
+static uint64_t place_of(const struct ringtap_client *c, const struct ringtap_event *ev)
+{
+	if (!c->ring_mode)
+		return event_seq(c, ev);
+	/* The reader's last is this event's: a record or page it just handed out. */
+	return ev->kind == RINGTAP_RECORD || ev->kind == RINGTAP_PAGE ?
+	       rt_ring_reader_seq(c->ring) : 0;
+}
+
 int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
 {
 	int ret = next_event(c, ev, timeout_ms);
 	uint64_t seq;
 
 	/* The place moves as the event is handed out: what was handed out is never sent again. */
-	if (ret == 1 && c->resumable && ev->cpu < c->n_places &&
-	    (seq = c->ring_mode ? rt_ring_reader_seq(c->ring) : event_seq(c, ev)) &&
+	if (ret == 1 && c->resumable && ev->cpu < c->n_places && (seq = place_of(c, ev)) &&
 	    seq > c->places[ev->cpu])
 		c->places[ev->cpu] = seq;
 	return ret;

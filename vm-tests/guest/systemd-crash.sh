@@ -1,10 +1,12 @@
 # Guest with systemd as PID 1: ringtapd killed with SIGKILL $CRASHES times
 # while the test source emits at $RATE events/s. Its trace fds, page ring
 # and resume secret are in systemd's fd store from its start: each next
-# ringtapd adopts them, and two subscribers with --reconnect (a decoded
-# `ringtap stream`, checked by rt-guest-seqcheck, and a raw `ringtap
-# record`, checked by rt-guest-capture-check) resume each time from their
-# last sequence number: every one the kernel emitted comes once, none is
+# ringtapd adopts them, and three subscribers with --reconnect (a decoded
+# `ringtap stream` on the socket and one reading the page ring, checked by
+# rt-guest-seqcheck, and a raw `ringtap record`, checked by
+# rt-guest-capture-check) resume each time from their last sequence
+# number (the ring reader from its place in the dead daemon's ring, then
+# in the new one's): every one the kernel emitted comes once, none is
 # missing, nothing is reported lost, no gap. The longest silence (the
 # crash, systemd's restart pause, the new start, the catch-up) is noted.
 crashes=${CRASHES:-5}
@@ -26,8 +28,14 @@ ringtap stream -e ringtap_test:ringtap_test --no-time --reconnect > /tmp/a.fifo 
 client=$!
 ringtap record -e ringtap_test:ringtap_test --reconnect -o /tmp/rec.cap 2> /tmp/rec.err &
 recorder=$!
-wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 2 ]' ||
-	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/rec.err)"
+mkfifo /tmp/ring.fifo
+rt-guest-seqcheck "$ncpus" < /tmp/ring.fifo > /tmp/ring.check &
+ring_checker=$!
+ringtap stream -e ringtap_test:ringtap_test --no-time --reconnect --transport=ring \
+	> /tmp/ring.fifo 2> /tmp/ring.err &
+ring=$!
+wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 3 ]' ||
+	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/rec.err /tmp/ring.err)"
 echo "$rate" > $RINGTAP_TEST/rate
 sleep 2
 
@@ -44,17 +52,22 @@ for i in $(seq "$crashes"); do
 	wait_for 60 sh -c "[ \$(journalctl _PID=$new -o cat | grep -c 'resumed from the page ring') = 2 ]" ||
 		fail "crash $i: the subscribers did not both resume: $(journalctl _PID="$new" -o cat |
 			grep -i 'resum\|refused'); $(cat /tmp/a.err /tmp/rec.err)"
+	wait_for 60 sh -c "journalctl _PID=$new -o cat | grep -q 'page ring on from its place'" ||
+		fail "crash $i: the ring reader did not resume: $(journalctl _PID="$new" -o cat |
+			grep -i 'resum\|refused\|ring'); $(cat /tmp/ring.err)"
 	kill -0 "$client" 2> /dev/null || fail "crash $i: the stream gave up: $(cat /tmp/a.err)"
+	kill -0 "$ring" 2> /dev/null || fail "crash $i: the ring reader gave up: $(cat /tmp/ring.err)"
 	kill -0 "$recorder" 2> /dev/null || fail "crash $i: the recorder gave up: $(cat /tmp/rec.err)"
 	journalctl _PID="$new" -o cat | grep "taken from its ring" | sed 's/^/note: /'
 	sleep 2
 done
-pass "$crashes crashes at $rate events/s: each time the instance adopted and both resumed"
+pass "$crashes crashes at $rate events/s: each time the instance adopted and all three resumed"
 
 echo 0 > $RINGTAP_TEST/rate
 sleep 3
-kill -INT "$client" "$recorder"
+kill -INT "$client" "$recorder" "$ring"
 wait_or_dump "$checker" 30
+wait_or_dump "$ring_checker" 30
 wait_or_dump "$recorder" 30 || fail "ringtap record: $(cat /tmp/rec.err)"
 expect_every_seq stream /tmp/a.check
 total=$seq_total
@@ -62,12 +75,20 @@ expect_eq "stream: resumptions" "$(sed -n 's/.* resumes \([0-9]*\).*/\1/p' /tmp/
 grep -q "ringtap: $total records, 0 lost, 0 gap(s), $crashes resumed" /tmp/a.err ||
 	fail "stream: summary: $(cat /tmp/a.err)"
 pass "stream: every one of $total events delivered once across $crashes crashes, 0 lost, 0 gaps"
+expect_every_seq ring /tmp/ring.check
+expect_eq "ring: events" "$seq_total" "$total"
+expect_eq "ring: resumptions" "$(sed -n 's/.* resumes \([0-9]*\).*/\1/p' /tmp/ring.check)" "$crashes"
+grep -q "ringtap: $total records, 0 lost, 0 gap(s), $crashes resumed" /tmp/ring.err ||
+	fail "ring: summary: $(cat /tmp/ring.err)"
+ring_gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/ring.check)
+pass "ring: every one of $total events read from the page ring once across $crashes crashes"
 out=$(rt-guest-capture-check --seqs /tmp/rec.cap | sed 's/^frames=[0-9]* pages=[0-9]* records=[0-9]* //')
 expect_eq "record: the capture" "$out" "test_records=$total lost=0 distinct=$total dups=0"
 grep -q "gap\|not recorded" /tmp/rec.err && fail "record: $(cat /tmp/rec.err)"
 pass "record: every one of $total events in the capture once"
 gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
-echo "note: CRASH-FIGURES crashes=$crashes rate=$rate events=$total longest_gap_ms=$gap"
+echo "note: CRASH-FIGURES crashes=$crashes rate=$rate events=$total longest_gap_ms=$gap" \
+	"ring_longest_gap_ms=$ring_gap"
 
 # --- a real stop leaves nothing --------------------------------------------------
 systemctl stop ringtapd.socket ringtapd.service
