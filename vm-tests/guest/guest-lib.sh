@@ -153,6 +153,36 @@ expect_every_seq() {
 
 # The systemd guests' ringtapd: its main pid and its journal.
 unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
+
+# tls_listener: a CA, the daemon's certificate and a collector's (allowed
+# ringtap_test:*) in /etc/ringtap, the unit opened by the shipped fleet
+# drop-in; the caller's ringtapd.conf sets listen_tcp = 127.0.0.1:7010.
+# $tls_client: a ringtap command's options to connect there. openssl is
+# copied in (GUEST_PROGS): Debian's minbase lacks it.
+tls_listener() {
+	command -v openssl > /dev/null || fail "no openssl in the guest"
+	mkdir -p /etc/ringtap/tls /etc/systemd/system/ringtapd.service.d
+	printf '[req]\ndistinguished_name = dn\n[dn]\n[san]\nsubjectAltName = IP:127.0.0.1\n' \
+		> /tmp/ossl.cnf
+	( export OPENSSL_CONF=/tmp/ossl.cnf && cd /etc/ringtap/tls &&
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+			-subj /CN=fleet-ca -keyout ca.key -out ca.crt &&
+		for name in server collector; do
+			openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+				-subj /CN=$name -keyout $name.key -out $name.csr &&
+			openssl x509 -req -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+				-days 2 -extfile /tmp/ossl.cnf -extensions san -out $name.crt ||
+				exit 1
+		done ) > /tmp/openssl.log 2>&1 || fail "certificates: $(cat /tmp/openssl.log)"
+	chmod 644 /etc/ringtap/tls/*
+	echo "collector ringtap_test:*" > /etc/ringtap/clients
+	install -m 644 /usr/share/ringtap/fleet.conf \
+		/etc/systemd/system/ringtapd.service.d/fleet.conf
+	systemctl daemon-reload
+	tls_client="-s tls://127.0.0.1:7010 --ca /etc/ringtap/tls/ca.crt"
+	tls_client="$tls_client --cert /etc/ringtap/tls/collector.crt"
+	tls_client="$tls_client --key /etc/ringtap/tls/collector.key"
+}
 journal() { journalctl -u ringtapd.service -o cat --no-pager "$@"; }
 
 # expect_handed_over I OLD: restart I replaced main pid OLD by a new one

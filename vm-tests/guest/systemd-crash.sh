@@ -20,25 +20,7 @@ echo "note: $(systemctl --version | head -n1)"
 
 emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 
-mkdir -p /etc/ringtap/tls /etc/systemd/system/ringtapd.service.d
-# A CA, the daemon's certificate and a collector's (openssl is copied in: Debian's minbase lacks it).
-command -v openssl > /dev/null || fail "no openssl in the guest"
-printf '[req]\ndistinguished_name = dn\n[dn]\n[san]\nsubjectAltName = IP:127.0.0.1\n' \
-	> /tmp/ossl.cnf
-export OPENSSL_CONF=/tmp/ossl.cnf
-( cd /etc/ringtap/tls &&
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-subj /CN=fleet-ca -keyout ca.key -out ca.crt &&
-	for name in server collector; do
-		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-			-subj /CN=$name -keyout $name.key -out $name.csr &&
-		openssl x509 -req -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-			-days 2 -extfile /tmp/ossl.cnf -extensions san -out $name.crt || exit 1
-	done ) > /tmp/openssl.log 2>&1 || fail "certificates: $(cat /tmp/openssl.log)"
-chmod 644 /etc/ringtap/tls/*
-echo "collector ringtap_test:*" > /etc/ringtap/clients
-install -m 644 /usr/share/ringtap/fleet.conf /etc/systemd/system/ringtapd.service.d/fleet.conf
-systemctl daemon-reload
+tls_listener
 # Buffers that outlast the guest's stalls and the restart pause at this rate.
 printf 'buffer_kb = 8192\nlisten_tcp = 127.0.0.1:7010\n' > /etc/ringtap/ringtapd.conf
 systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
@@ -59,9 +41,8 @@ ring=$!
 mkfifo /tmp/tls.fifo
 rt-guest-seqcheck "$ncpus" < /tmp/tls.fifo > /tmp/tls.check &
 tls_checker=$!
-ringtap stream -e ringtap_test:ringtap_test --no-time --reconnect -s tls://127.0.0.1:7010 \
-	--ca /etc/ringtap/tls/ca.crt --cert /etc/ringtap/tls/collector.crt \
-	--key /etc/ringtap/tls/collector.key > /tmp/tls.fifo 2> /tmp/tls.err &
+ringtap stream -e ringtap_test:ringtap_test --no-time --reconnect $tls_client \
+	> /tmp/tls.fifo 2> /tmp/tls.err &
 tls=$!
 wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 4 ]' ||
 	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/rec.err /tmp/ring.err \

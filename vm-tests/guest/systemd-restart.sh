@@ -11,6 +11,9 @@
 # (the old daemon's last record to the new one's first, at most) is noted.
 # Halfway through, the restart is an upgrade: the next daemon is the same
 # code built otherwise (unoptimised), which must read all the last one kept.
+# A fourth subscriber streams over TLS from the TCP listener with
+# --reconnect: a TLS session cannot be handed on, so it resumes after each
+# restart by its certificate's token, from the page ring.
 restarts=${RESTARTS:-10}
 rate=${RATE:-5000}
 upgrade_at=$(((restarts + 1) / 2))
@@ -22,19 +25,22 @@ emitted() { sed -n "s/^$1 //p" $RINGTAP_TEST/emitted; }
 expect_eq "events emitted before the test" "$(emitted total)" 0
 # Buffers that outlast the guest's stalls on a loaded host (seconds at a time under TCG):
 # what overruns them is reported, exactly, but this test wants none.
-mkdir -p /etc/ringtap
-echo "buffer_kb = 8192" > /etc/ringtap/ringtapd.conf
+tls_listener
+printf 'buffer_kb = 8192\nlisten_tcp = 127.0.0.1:7010\n' > /etc/ringtap/ringtapd.conf
 systemctl start ringtapd.socket || fail "ringtapd.socket did not start"
 # Up before the clients: a start slowed by a loaded host would outlast their 5 s for a Welcome.
 systemctl start ringtapd.service || fail "ringtapd did not start: $(journal | tail -n 20)"
-# subscriber NAME TRANSPORT: a decoded stream of the test source into rt-guest-seqcheck; sets
-# $pid, $checker.
+# subscriber NAME TRANSPORT [OPTION...]: a decoded stream of the test source into
+# rt-guest-seqcheck; sets $pid, $checker.
 subscriber() {
-	mkfifo /tmp/$1.fifo
-	rt-guest-seqcheck "$ncpus" < /tmp/$1.fifo > /tmp/$1.check &
+	local name=$1 transport=$2
+
+	shift 2
+	mkfifo /tmp/$name.fifo
+	rt-guest-seqcheck "$ncpus" < /tmp/$name.fifo > /tmp/$name.check &
 	checker=$!
-	ringtap stream -e ringtap_test:ringtap_test --no-time --transport=$2 \
-		> /tmp/$1.fifo 2> /tmp/$1.err &
+	ringtap stream -e ringtap_test:ringtap_test --no-time --transport=$transport "$@" \
+		> /tmp/$name.fifo 2> /tmp/$name.err &
 	pid=$!
 }
 subscriber a socket
@@ -47,8 +53,12 @@ slow=$pid slow_checker=$checker
 # and sends it; the reader maps it and reads on at the page it was at.
 subscriber ring ring
 ring=$pid ring_checker=$checker
-wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 3 ]' ||
-	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/slow.err /tmp/ring.err)"
+# shellcheck disable=SC2086 # $tls_client is a list of options
+subscriber tls socket --reconnect $tls_client
+tls=$pid tls_checker=$checker
+wait_for 30 sh -c '[ $(journalctl -u ringtapd -o cat | grep -c subscribed) = 4 ]' ||
+	fail "no subscription: $(journal | tail -n 20; cat /tmp/a.err /tmp/slow.err /tmp/ring.err \
+		/tmp/tls.err)"
 kill -0 "$client" && kill -0 "$slow" && kill -0 "$ring" ||
 	fail "a client gave up: $(cat /tmp/a.err /tmp/slow.err /tmp/ring.err)"
 journal | grep -q "subscribed: .*reading the page ring" || fail "the ring client reads no ring"
@@ -82,6 +92,10 @@ for i in $(seq "$restarts"); do
 	kill -0 "$client" 2> /dev/null || fail "restart $i: the client is gone: $(cat /tmp/a.err)"
 	kill -0 "$slow" 2> /dev/null || fail "restart $i: the slow client is gone: $(cat /tmp/slow.err)"
 	kill -0 "$ring" 2> /dev/null || fail "restart $i: the ring client is gone: $(cat /tmp/ring.err)"
+	wait_for 60 sh -c "journalctl _PID=$new -o cat | grep -q 'via collector@.*resumed from the page ring'" ||
+		fail "restart $i: the TLS stream did not resume: $(journalctl _PID="$new" -o cat |
+			grep -i 'collector'); $(cat /tmp/tls.err)"
+	kill -0 "$tls" 2> /dev/null || fail "restart $i: the TLS stream gave up: $(cat /tmp/tls.err)"
 	journalctl _PID="$new" -o cat | grep -q "(pid $ring uid 0) resumed .*reading the page ring" ||
 		fail "restart $i: the ring client was not resumed on a ring: $(journal | tail -n 12)"
 	if [ "$i" = 1 ]; then
@@ -109,10 +123,11 @@ pass "$restarts restarts at $rate events/s: the client stayed connected"
 echo 0 > $RINGTAP_TEST/rate
 # Two drain periods and more for the last records.
 sleep 3
-kill -INT "$client" "$slow" "$ring"
+kill -INT "$client" "$slow" "$ring" "$tls"
 wait_or_dump "$a_checker" 30
 wait_or_dump "$slow_checker" 30
 wait_or_dump "$ring_checker" 30
+wait_or_dump "$tls_checker" 30
 # check NAME: every sequence number the kernel emitted, once, nothing reported lost.
 check() {
 	expect_every_seq "$1" /tmp/$1.check
@@ -123,10 +138,13 @@ check() {
 check a
 check slow
 check ring
+check tls
+expect_eq "tls: resumptions" "$(sed -n 's/.* resumes \([0-9]*\).*/\1/p' /tmp/tls.check)" "$restarts"
 gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
 ring_gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/ring.check)
+tls_gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/tls.check)
 echo "note: RESTART-FIGURES restarts=$restarts rate=$rate events=$total longest_gap_ms=$gap" \
-	"ring_longest_gap_ms=$ring_gap"
+	"ring_longest_gap_ms=$ring_gap tls_longest_gap_ms=$tls_gap"
 
 # --- a real stop leaves nothing --------------------------------------------------
 last=$(unit_pid)
