@@ -154,8 +154,8 @@ expect_every_seq() {
 # The systemd guests' ringtapd: its main pid and its journal.
 unit_pid() { systemctl show -p MainPID --value ringtapd.service; }
 
-# tls_listener: a CA, the daemon's certificate and a collector's (allowed
-# ringtap_test:*) in /etc/ringtap, the unit opened by the shipped fleet
+# tls_listener: a CA, the daemon's certificate and a collector's (allowed every
+# event) in /etc/ringtap, the unit opened by the shipped fleet
 # drop-in; the caller's ringtapd.conf sets listen_tcp = 127.0.0.1:7010.
 # $tls_client: a ringtap command's options to connect there. openssl is
 # copied in (GUEST_PROGS): Debian's minbase lacks it.
@@ -175,7 +175,8 @@ tls_listener() {
 				exit 1
 		done ) > /tmp/openssl.log 2>&1 || fail "certificates: $(cat /tmp/openssl.log)"
 	chmod 644 /etc/ringtap/tls/*
-	echo "collector ringtap_test:*" > /etc/ringtap/clients
+	# Every event: RAW pages (ringtap record) carry them all.
+	echo "collector *" > /etc/ringtap/clients
 	install -m 644 /usr/share/ringtap/fleet.conf \
 		/etc/systemd/system/ringtapd.service.d/fleet.conf
 	systemctl daemon-reload
