@@ -80,6 +80,7 @@ struct ringtap_client {
 	uint64_t *places;
 	size_t n_places;
 	struct ringtap_resume *resume_from;
+	bool ring_borrowed;		/* the reader and areas are resume_from's until connected */
 	/* Frames with events that came before the Ring frame: handed out first. */
 	Ringtap__Frame **early;
 	size_t n_early, early_next;
@@ -583,8 +584,14 @@ static uint64_t place_of(const struct ringtap_client *c, const struct ringtap_ev
 
 int ringtap_next(struct ringtap_client *c, struct ringtap_event *ev, int timeout_ms)
 {
-	int ret = next_event(c, ev, timeout_ms);
 	uint64_t seq;
+	int ret;
+
+	/* Its reader went to a saved place (ringtap_resume_save): nothing more to read here. */
+	if (c->ring_mode && !c->ring)
+		return rt_consumer_fail(&c->cons, -ENOTCONN, "this stream's ring reader was "
+					"saved to resume elsewhere");
+	ret = next_event(c, ev, timeout_ms);
 
 	/* The place moves as the event is handed out: what was handed out is never sent again. */
 	if (ret == 1 && c->resumable && ev->cpu < c->n_places && (seq = place_of(c, ev)) &&
@@ -635,6 +642,18 @@ void ringtap_resume_free(struct ringtap_resume *r)
 	free(r);
 }
 
+/* The reader and its areas go from the client to the place (which holds none). */
+static void ring_to_place(struct ringtap_client *c, struct ringtap_resume *r)
+{
+	r->ring = c->ring;
+	r->ring_map = c->ring_map;
+	r->ring_size = c->ring_size;
+	r->old_map = c->old_map;
+	r->old_size = c->old_size;
+	c->ring = NULL;
+	c->ring_map = c->old_map = NULL;
+}
+
 int ringtap_resume_save(struct ringtap_client *c, struct ringtap_resume *r)
 {
 	const Ringtap__Welcome *w = c ? ringtap_welcome(c) : NULL;
@@ -652,19 +671,18 @@ int ringtap_resume_save(struct ringtap_client *c, struct ringtap_resume *r)
 	}
 	memcpy(token, w->resume_token.data, w->resume_token.len);
 	memcpy(seqs, c->places, c->n_places * sizeof(*seqs));
-	resume_drop_ring(r);
 	free(r->token);
 	free(r->seqs);
-	*r = (struct ringtap_resume){ .token = token, .token_len = w->resume_token.len,
-				      .seqs = seqs, .n_seqs = c->n_places };
+	r->token = token;
+	r->token_len = w->resume_token.len;
+	r->seqs = seqs;
+	r->n_seqs = c->n_places;
+	/* Saved twice: the reader went with the first save, and stays where it went. */
 	if (c->ring_mode && c->ring && c->ring_map) {
-		r->ring = c->ring;
-		r->ring_map = c->ring_map;
-		r->ring_size = c->ring_size;
-		r->old_map = c->old_map;
-		r->old_size = c->old_size;
-		c->ring = NULL;
-		c->ring_map = c->old_map = NULL;
+		resume_drop_ring(r);
+		/* Its Schemas are this client's, gone with it: the next connection's bind anew. */
+		rt_ring_reader_unbind_schemas(c->ring);
+		ring_to_place(c, r);
 	}
 	return 0;
 }
@@ -1218,9 +1236,24 @@ static int ring_symbols(struct ringtap_client *c, const struct ringtap_client_op
 }
 
 /*
+ * A resumed ring reader whose connection failed: the reader goes back to
+ * the place as it is now (a new area it mapped included), for the next try.
+ */
+static void ring_give_back(struct ringtap_client *c)
+{
+	struct ringtap_resume *r = c->resume_from;
+
+	if (!c->ring_borrowed)
+		return;
+	c->ring_borrowed = false;
+	ring_to_place(c, r);
+}
+
+/*
  * A resumed ring reader: the reader the place holds, with its cursors and
  * areas, reads on; the new daemon's Ring is the area after them, as after
- * a restart (ring_move). The place keeps the reader until that is done.
+ * a restart (ring_move). The place keeps the reader until the connection
+ * is made (connect_with), and has it back if it fails.
  */
 static int ring_resume(struct ringtap_client *c, const struct ringtap_client_opts *o,
 		       int64_t deadline, struct ringtap_connect_error *err)
@@ -1236,21 +1269,14 @@ static int ring_resume(struct ringtap_client *c, const struct ringtap_client_opt
 	c->ring_size = r->ring_size;
 	c->old_map = r->old_map;
 	c->old_size = r->old_size;
+	c->ring_borrowed = true;
 	ret = ring_wait_for(c, RINGTAP__FRAME__MSG_RING, &f, deadline, err);
-	if (!ret) {
-		ret = ring_move(c, f->ring, &why);
-		ringtap__frame__free_unpacked(f, NULL);
-		if (ret)
-			set_err(err, ret, "ringtapd's ring: %s", why.text);
-	}
-	if (ret) {
-		/* Still the place's: a later try may resume with it. */
-		c->ring = NULL;
-		c->ring_map = c->old_map = NULL;
+	if (ret)
 		return ret;
-	}
-	r->ring = NULL;
-	r->ring_map = r->old_map = NULL;
+	ret = ring_move(c, f->ring, &why);
+	ringtap__frame__free_unpacked(f, NULL);
+	if (ret)
+		return set_err(err, ret, "ringtapd's ring: %s", why.text);
 	ret = ring_symbols(c, o, deadline, err);
 	c->starting = false;
 	return ret;
@@ -1278,6 +1304,13 @@ static int ring_start(struct ringtap_client *c, const struct ringtap_client_opts
 	c->starting = true;
 	if (c->resume_from && c->resume_from->ring)
 		return ring_resume(c, o, deadline, err);
+	/* A ring reader's place without its reader: resuming would skip what it had not read. */
+	if (c->resume_from) {
+		if (err)
+			err->refusal = RINGTAP__REFUSAL_REASON__RESUME_REFUSED;
+		return set_err(err, -ESTALE, "the place to resume from holds no ring reader (it "
+			       "was saved from another stream, or its reader was let go)");
+	}
 	ret = rt_ring_reader_new(&c->ring, ringtap_welcome(c), &ro, &why);
 	if (ret)
 		return set_err(err, ret, "%s", why.text[0] ? why.text : strerror(-ret));
@@ -1424,9 +1457,16 @@ static int connect_with(struct ringtap_client **out, const struct ringtap_client
 	}
 	if (ret)
 		goto fail;
+	/* Resumed: the reader is this client's now, the place holds none. */
+	if (c->ring_borrowed) {
+		c->ring_borrowed = false;
+		c->resume_from->ring = NULL;
+		c->resume_from->ring_map = c->resume_from->old_map = NULL;
+	}
 	*out = c;
 	return 0;
 fail:
+	ring_give_back(c);
 	rt_transport_close(&c->t);
 	ringtap_close(c);
 	return ret;

@@ -617,3 +617,9 @@ uint64_t rt_ring_reader_seq(const struct rt_ring_reader *r)
 {
 	return r->last_seq;
 }
+
+void rt_ring_reader_unbind_schemas(struct rt_ring_reader *r)
+{
+	for (size_t i = 0; i < r->n_schemas; i++)
+		r->schemas[i] = NULL;
+}

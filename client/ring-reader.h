@@ -68,6 +68,8 @@ int rt_ring_reader_symbols(struct rt_ring_reader *r, const uint8_t *kallsyms, si
 
 /* The Schema the events of this id are to be given with (the caller keeps it). */
 void rt_ring_reader_bind_schema(struct rt_ring_reader *r, const Ringtap__Schema *schema);
+/* Every Schema bound let go (their owner goes): records wait for new ones. */
+void rt_ring_reader_unbind_schemas(struct rt_ring_reader *r);
 
 /*
  * The Ring frame and the area it came with (mapped read-only, size bytes):

@@ -12,7 +12,8 @@ struct mark_head {
 	uint64_t session;
 	uint64_t runs;
 	_Atomic uint64_t current;	/* 0 or 1: the copy whole */
-	uint64_t reserved[3];
+	uint64_t key;			/* what the run publishes, as its writer hashed it */
+	uint64_t reserved[2];
 };
 
 static struct rt_pub_place *copy_of(void *base, unsigned int ncpus, uint64_t which)
@@ -28,7 +29,7 @@ size_t rt_pub_mark_size(unsigned int ncpus)
 }
 
 int rt_pub_mark_format(void *base, size_t size, unsigned int ncpus, uint64_t session,
-		       const struct rt_pub_place *places)
+		       uint64_t key, const struct rt_pub_place *places)
 {
 	struct mark_head *h = base;
 	size_t bytes = (size_t)ncpus * sizeof(*places);
@@ -41,6 +42,7 @@ int rt_pub_mark_format(void *base, size_t size, unsigned int ncpus, uint64_t ses
 	h->version = RT_PUB_MARK_VERSION;
 	h->ncpus = ncpus;
 	h->session = session;
+	h->key = key;
 	/* Last: a crash before it leaves no mark, not half of one. */
 	atomic_store_explicit((_Atomic uint64_t *)&h->magic, RT_PUB_MARK_MAGIC,
 			      memory_order_release);
@@ -57,7 +59,7 @@ void rt_pub_mark_put(void *base, const struct rt_pub_place *places)
 }
 
 int rt_pub_mark_read(const void *base, size_t size, unsigned int ncpus, uint64_t *session,
-		     uint64_t *runs, struct rt_pub_place *places)
+		     uint64_t *runs, uint64_t *key, struct rt_pub_place *places)
 {
 	const struct mark_head *h = base;
 	uint64_t which;
@@ -76,6 +78,7 @@ int rt_pub_mark_read(const void *base, size_t size, unsigned int ncpus, uint64_t
 	memcpy(places, copy_of((void *)base, ncpus, which), (size_t)ncpus * sizeof(*places));
 	*session = h->session;
 	*runs = h->runs;
+	*key = h->key;
 	return 0;
 }
 

@@ -34,21 +34,24 @@ struct rt_pub_place {
 /* Bytes an area for ncpus takes; 0 for none. */
 size_t rt_pub_mark_size(unsigned int ncpus);
 
-/* A new area for a run numbered by session, both copies at places; 0 or -EINVAL. */
+/*
+ * A new area for a run numbered by session, publishing what key names (the
+ * caller's hash of the events and host), both copies at places; 0 or -EINVAL.
+ */
 int rt_pub_mark_format(void *base, size_t size, unsigned int ncpus, uint64_t session,
-		       const struct rt_pub_place *places);
+		       uint64_t key, const struct rt_pub_place *places);
 
 /* The writer: places (ncpus of them) become the mark. */
 void rt_pub_mark_put(void *base, const struct rt_pub_place *places);
 
 /*
  * The reader after a crash: the session, the runs that took it over before
- * (control messages of run r are numbered from r << 40) and the current
- * places into places[ncpus]. 0, -EBADMSG (not a mark, numbers that do not
+ * (control messages of run r are numbered from r << 40), the key and the
+ * current places into places[ncpus]. 0, -EBADMSG (not a mark, numbers that do not
  * fit size), -EPROTONOSUPPORT (another version), -EINVAL (another number of CPUs).
  */
 int rt_pub_mark_read(const void *base, size_t size, unsigned int ncpus, uint64_t *session,
-		     uint64_t *runs, struct rt_pub_place *places);
+		     uint64_t *runs, uint64_t *key, struct rt_pub_place *places);
 
 /* The reader takes the area over: one more run (its own). */
 void rt_pub_mark_take_over(void *base, uint64_t runs);

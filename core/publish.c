@@ -335,7 +335,13 @@ static bool flush_losses(struct rt_publisher *p, unsigned int cpu)
 
 		if (!kinds[i].l->count)
 			continue;
-		if (!room(p))
+		/*
+		 * A kernel loss goes whatever the room, a message per page it
+		 * stands before: its id's number (the CPU's count of them) is
+		 * then the same in a run after a crash that publishes the
+		 * pages again, whatever room either run had.
+		 */
+		if (kinds[i].source != RINGTAP__LOSS_SOURCE__KERNEL && !room(p))
 			return false;
 		p->scratch.len = 0;
 		if (rt_encode_lost_frame(cpu, kinds[i].source, kinds[i].l, &p->scratch))

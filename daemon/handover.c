@@ -581,6 +581,23 @@ int ringtapd_hand_over(struct ringtapd *d)
 
 /* --- kept from the start, for a crash --------------------------------------- */
 
+/* What is published, hashed (FNV-1a): the events' globs and the host's name. */
+uint64_t ringtapd_nats_key(const struct ringtapd *d)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const char *host = d->host_id.host.hostname ? d->host_id.host.hostname : "";
+
+	for (char **g = d->nats_globs; g && *g; g++)
+		for (const char *c = *g; ; c++) {
+			h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+			if (!*c)
+				break;
+		}
+	for (const char *c = host; *c; c++)
+		h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+	return h;
+}
+
 struct rt_nats_mark *ringtapd_nats_mark(struct ringtapd *d, struct rt_publisher_from *from,
 					struct rt_pub_place **places)
 {
@@ -613,13 +630,17 @@ struct rt_nats_mark *ringtapd_nats_mark(struct ringtapd *d, struct rt_publisher_
 	if (!d->crashed)
 		return mark;
 	*places = calloc((size_t)ncpus, sizeof(**places));
-	ret = *places ? rt_nats_mark_resume(mark, from, *places) : -ENOMEM;
-	if (!ret && !rt_pump_ring_holds(d->pump, *places, &missing))
-		ret = -ESTALE;
+	ret = *places ? rt_nats_mark_resume(mark, ringtapd_nats_key(d), from, *places) : -ENOMEM;
+	if (ret == -ESTALE)
+		rt_log(LOG_WARNING, "NATS: the crashed ringtapd published other events or "
+		       "another host's name");
+	else if (!ret && !rt_pump_ring_holds(d->pump, *places, &missing))
+		ret = -ERANGE;
 	if (ret) {
 		rt_log(LOG_WARNING, "NATS: publishing starts a new session: the crashed ringtapd's "
 		       "mark %s; what JetStream had not acknowledged of it may be missing",
-		       ret == -ESTALE ? "is older than the page ring holds" : strerror(-ret));
+		       ret == -ERANGE ? "is not where the page ring is" :
+		       ret == -ESTALE ? "is of another publishing" : strerror(-ret));
 		if (missing)
 			rt_log(LOG_WARNING, "NATS: %" PRIu64 " page(s) after the mark are gone "
 			       "from the ring", missing);
@@ -634,11 +655,16 @@ void ringtapd_nats_republish(struct ringtapd *d, const struct rt_pub_place *plac
 	uint64_t pages;
 	int ret = rt_pump_republish(d->pump, d->nats, places, &pages);
 
-	if (ret)
+	if (ret) {
 		rt_log(LOG_ERR, "NATS: publishing the crashed ringtapd's pages again stopped after "
 		       "%" PRIu64 ": %s; the rest may be missing from the stream", pages,
 		       strerror(-ret));
-	else
+		/* Its numbers stop here: what follows must not take ids it gave. */
+		if (rt_nats_start_over(d->nats, ringtapd_nats_key(d)))
+			rt_log(LOG_ERR, "NATS: no memory for a new session");
+		else
+			rt_log(LOG_NOTICE, "NATS: publishing goes on in a new session");
+	} else
 		rt_log(LOG_NOTICE, "NATS: resumed after a crash with the crashed ringtapd's "
 		       "session and numbers: %" PRIu64 " page(s) it may not have had stored "
 		       "published again from the ring (JetStream keeps each message once by its "
@@ -680,8 +706,6 @@ void ringtapd_arm_store(struct ringtapd *d)
 	}
 	ret = ret ?: arm_put(d, "ring", ring->fd, false);
 	ret = ret ?: arm_put(d, "crash", state_fd, false);
-	if (d->nats && rt_nats_kept_fd(d->nats) >= 0)
-		ret = ret ?: arm_put(d, "nats", rt_nats_kept_fd(d->nats), false);
 	ret = ret ?: rt_fdstore_barrier();
 	if (state_fd >= 0)
 		close(state_fd);
@@ -695,6 +719,19 @@ void ringtapd_arm_store(struct ringtapd *d)
 	}
 	rt_log(LOG_INFO, "the trace fds, page ring and resume secret are in systemd's fd store: "
 	       "after a crash the next ringtapd goes on from them");
+}
+
+void ringtapd_arm_nats(struct ringtapd *d)
+{
+	int ret;
+
+	if (!d->armed.active || !d->nats || rt_nats_kept_fd(d->nats) < 0)
+		return;
+	ret = arm_put(d, "nats", rt_nats_kept_fd(d->nats), false);
+	ret = ret ?: rt_fdstore_barrier();
+	if (ret)
+		rt_log(LOG_WARNING, "keeping where NATS publishing stands in systemd's fd store "
+		       "failed (%s): after a crash, publishing starts anew", strerror(-ret));
 }
 
 void ringtapd_disarm_store(struct ringtapd *d)

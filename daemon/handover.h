@@ -51,6 +51,10 @@ struct rt_pub_place;
 struct rt_nats_mark *ringtapd_nats_mark(struct ringtapd *d, struct rt_publisher_from *from,
 					struct rt_pub_place **places);
 void ringtapd_nats_republish(struct ringtapd *d, const struct rt_pub_place *places);
+/* What is published (events, host), hashed: a mark of something else is not gone on from. */
+uint64_t ringtapd_nats_key(const struct ringtapd *d);
+/* After NATS started: its mark joins what the start keeps for a crash (FDNAME=nats). */
+void ringtapd_arm_nats(struct ringtapd *d);
 /* A real stop: what the start kept comes out of the store, so the instance can go. */
 void ringtapd_disarm_store(struct ringtapd *d);
 /*

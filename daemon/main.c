@@ -195,6 +195,7 @@ static int start_nats(struct ringtapd *d)
 	rt_host_id_read(&d->host_id, d->session);
 	no.mark = ringtapd_nats_mark(d, &from, &places);
 	no.from = places ? &from : NULL;
+	no.mark_key = ringtapd_nats_key(d);
 	/* Says why itself when it fails. */
 	ret = rt_nats_new(&d->nats, &no, &d->host_id.host, d->layout,
 			  (unsigned int)rt_session_ncpus(d->session));
@@ -315,10 +316,10 @@ static int run(struct ringtapd *d)
 	if (d->server)
 		rt_server_set_ring(d->server, rt_pump_ring(d->pump));
 	ringtapd_adopt_end(d);
-	/* NATS before the store is armed: its mark goes in with the rest. */
+	ringtapd_arm_store(d);
 	if ((ret = start_nats(d)))
 		return ret;
-	ringtapd_arm_store(d);
+	ringtapd_arm_nats(d);
 	d->start_ns[START_SUBSCRIBERS] = rt_monotonic_ns();
 	rt_pump_set_sinks(d->pump, &(struct rt_pump_sinks){
 		.server = d->server,

@@ -27,6 +27,8 @@ struct rt_nats_mark {
 	uint64_t mask;
 	_Atomic uint64_t low;		/* every message below it is settled */
 	_Atomic bool lost_track;	/* an order too far ahead: the mark stays where it is */
+	_Atomic uint64_t failures;	/* records lost before their report (rt_nats_mark_failed) */
+	uint64_t seen_failures;
 	struct rt_pub_place *at;	/* per CPU: the ring's next page, its counts */
 	uint64_t note_end[NOTES];
 	struct rt_pub_place *note_places;	/* NOTES * ncpus */
@@ -107,14 +109,17 @@ int rt_nats_mark_fd(const struct rt_nats_mark *m)
 	return m->fd;
 }
 
-int rt_nats_mark_resume(struct rt_nats_mark *m, struct rt_publisher_from *from,
+int rt_nats_mark_resume(struct rt_nats_mark *m, uint64_t key, struct rt_publisher_from *from,
 			struct rt_pub_place *places)
 {
-	uint64_t session, runs;
-	int ret = rt_pub_mark_read(m->area, m->size, m->ncpus, &session, &runs, places);
+	uint64_t session, runs, its_key;
+	int ret = rt_pub_mark_read(m->area, m->size, m->ncpus, &session, &runs, &its_key, places);
 
 	if (ret)
 		return ret;
+	/* Other events or another host: the dead run's numbers mean other records here. */
+	if (its_key != key)
+		return -ESTALE;
 	if (runs + 1 >= 1u << (64 - RUN_SHIFT))
 		return -EOVERFLOW;
 	rt_pub_mark_take_over(m->area, runs);
@@ -126,12 +131,13 @@ int rt_nats_mark_resume(struct rt_nats_mark *m, struct rt_publisher_from *from,
 	return 0;
 }
 
-int rt_nats_mark_start(struct rt_nats_mark *m, uint64_t session)
+int rt_nats_mark_start(struct rt_nats_mark *m, uint64_t session, uint64_t key)
 {
 	/* Nothing published yet: the ring's places with numbers 0 (rt_nats_mark_ring_at). */
-	int ret = rt_pub_mark_format(m->area, m->size, m->ncpus, session, m->at);
+	int ret = rt_pub_mark_format(m->area, m->size, m->ncpus, session, key, m->at);
 
 	m->started = !ret;
+	m->n = 0;
 	return ret;
 }
 
@@ -159,6 +165,16 @@ void rt_nats_mark_settle(struct rt_nats_mark *m, uint64_t order)
 		return;
 	}
 	atomic_store(&m->settled[order & m->mask], 1);
+}
+
+void rt_nats_mark_failed(struct rt_nats_mark *m)
+{
+	atomic_fetch_add(&m->failures, 1);
+}
+
+bool rt_nats_mark_stuck(const struct rt_nats_mark *m)
+{
+	return atomic_load(&m->lost_track);
 }
 
 void rt_nats_mark_note(struct rt_nats_mark *m, uint64_t order_end, const struct rt_publisher *pub)
@@ -196,6 +212,15 @@ void rt_nats_mark_advance(struct rt_nats_mark *m)
 		low++;
 	}
 	atomic_store(&m->low, low);
+	/*
+	 * After the scan: a failure told before its message was settled is
+	 * seen here if the scan saw the settling. The notes it falls in go.
+	 */
+	if (atomic_load(&m->failures) != m->seen_failures) {
+		m->seen_failures = atomic_load(&m->failures);
+		m->n = 0;
+		return;
+	}
 	while (m->n && m->note_end[m->first] <= low) {
 		newest = (int)m->first;
 		m->first = (m->first + 1) % NOTES;

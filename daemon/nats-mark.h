@@ -13,6 +13,7 @@
  * many in flight) only leaves the mark further back: a successor then
  * publishes more again, which JetStream keeps once by id.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "publish.h"
@@ -36,16 +37,28 @@ int rt_nats_mark_fd(const struct rt_nats_mark *m);
  * places). 0 and the area is this run's; -errno when it holds no mark this
  * run can go on from.
  */
-int rt_nats_mark_resume(struct rt_nats_mark *m, struct rt_publisher_from *from,
+int rt_nats_mark_resume(struct rt_nats_mark *m, uint64_t key, struct rt_publisher_from *from,
 			struct rt_pub_place *places);
-/* A new run: the mark is the ring's places given so far, with numbers from 0. */
-int rt_nats_mark_start(struct rt_nats_mark *m, uint64_t session);
+/*
+ * A new run: the mark is the ring's places given so far, with numbers from
+ * 0; key says what is published (the events, the host), so that a run
+ * publishing something else does not take it for its own.
+ */
+int rt_nats_mark_start(struct rt_nats_mark *m, uint64_t session, uint64_t key);
 
 /* The loop: the CPU's next ring page and the ring's counts before it. */
 void rt_nats_mark_ring_at(struct rt_nats_mark *m, unsigned int cpu, uint64_t page,
 			  const struct rt_ring_page_info *before);
 /* Any thread: message `order` is answered. */
 void rt_nats_mark_settle(struct rt_nats_mark *m, uint64_t order);
+/*
+ * Any thread, before that message is settled: its records are lost and
+ * their report is still to come. Notes taken so far are dropped: the mark
+ * waits for a note taken after the report was handed over.
+ */
+void rt_nats_mark_failed(struct rt_nats_mark *m);
+/* Whether it stopped for good (an order too far ahead to follow): the caller says so once. */
+bool rt_nats_mark_stuck(const struct rt_nats_mark *m);
 /*
  * The loop, at a drain's end with nothing held or owed: every message
  * numbered below order_end carries the pages before each CPU's place.

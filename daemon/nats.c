@@ -51,6 +51,11 @@ struct rt_nats {
 	const struct rt_host *host;
 	unsigned long max_pending;
 	size_t max_message;		/* nats_max_message_kb, in bytes */
+	bool republishing;		/* rt_nats_republishing(): no bound, a page a message */
+	bool said_stuck;		/* the mark stopped: logged once */
+	/* To start over (rt_nats_start_over): what the publisher was made with. */
+	const struct rt_layout *layout;
+	const char *const *events;
 	unsigned int ncpus;
 	unsigned int seen_reconnects;
 	unsigned int seen_resubjects;
@@ -140,8 +145,6 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len, uin
 	uint64_t records;
 	int ret = rt_publisher_parse_failed(data, len, &cpu, &records);
 
-	settle(n, order);
-	atomic_fetch_sub(&n->pending, 1);
 	if (ret == RT_PUB_FAILED_RECORD && cpu < n->ncpus)
 		atomic_fetch_add(&n->cpus[cpu].failed, records);
 	else if (ret == RT_PUB_FAILED_REPORT && cpu < n->ncpus)
@@ -154,6 +157,14 @@ static void account_failure(struct rt_nats *n, const void *data, size_t len, uin
 		atomic_store(&n->resend, true);
 		atomic_store(&n->restream, true);
 	}
+	/*
+	 * Records lost whose report is not yet stored: the mark must not pass
+	 * them on this message's answer (told before it is settled).
+	 */
+	if (n->mark && (ret == RT_PUB_FAILED_RECORD || ret == RT_PUB_FAILED_REPORT))
+		rt_nats_mark_failed(n->mark);
+	settle(n, order);
+	atomic_fetch_sub(&n->pending, 1);
 }
 
 /*
@@ -442,9 +453,16 @@ static void take_pending(struct rt_nats *n)
 
 	if (js_PublishAsyncGetPendingList(&list, n->js) != NATS_OK)
 		return;
-	for (int i = 0; i < list.Count; i++)
-		if (list.Msgs[i] && keep_for_again(n, list.Msgs[i]))
+	for (int i = 0; i < list.Count; i++) {
+		if (!list.Msgs[i] || keep_for_again(n, list.Msgs[i])) {
 			list.Msgs[i] = NULL;
+			continue;
+		}
+		/* No memory to keep it: lost, counted and reported as a failed publish. */
+		account_failure(n, natsMsg_GetData(list.Msgs[i]),
+				(size_t)natsMsg_GetDataLength(list.Msgs[i]),
+				order_of(list.Msgs[i]));
+	}
 	natsMsgList_Destroy(&list);
 }
 
@@ -635,7 +653,8 @@ static bool room(void *ctx)
 {
 	struct rt_nats *n = ctx;
 
-	return atomic_load(&n->pending) < n->max_pending;
+	/* Pages published again after a crash all go: a drop would only lose them again. */
+	return n->republishing || atomic_load(&n->pending) < n->max_pending;
 }
 
 /* nats_url: servers of a cluster, comma-separated; libnats tries another when one dies. */
@@ -680,6 +699,8 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 		goto nomem;
 	}
 	n->mark = o->mark;
+	n->layout = layout;
+	n->events = o->events;
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
 	n->tail = &n->head;
@@ -703,7 +724,7 @@ int rt_nats_new(struct rt_nats **out, const struct rt_nats_opts *o, const struct
 	    rt_publisher_new_from(&n->pub, host, &from, layout, o->events, ncpus, &sink) ||
 	    !(n->subjects = strdup(rt_publisher_subjects(n->pub))))
 		goto nomem;
-	if (n->mark && !o->from && (ret = rt_nats_mark_start(n->mark, from.session))) {
+	if (n->mark && !o->from && (ret = rt_nats_mark_start(n->mark, from.session, o->mark_key))) {
 		rt_log(LOG_WARNING, "NATS: keeping where publishing stands for a crash: %s; after "
 		       "one, publishing starts anew", strerror(-ret));
 		rt_nats_mark_free(n->mark);
@@ -766,9 +787,40 @@ void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
 		rt_nats_mark_ring_at(n->mark, cpu, page, before);
 }
 
-void rt_nats_batch(struct rt_nats *n, bool on)
+void rt_nats_republishing(struct rt_nats *n, bool on)
 {
-	rt_publisher_set_max_message(n->pub, on ? n->max_message : 0);
+	n->republishing = on;
+	rt_publisher_set_max_message(n->pub, on ? 0 : n->max_message);
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (uint64_t)now.tv_sec * 1000000000 + (uint64_t)now.tv_nsec;
+}
+
+int rt_nats_start_over(struct rt_nats *n, uint64_t key)
+{
+	struct rt_publisher_sink sink = { room, enqueue, n };
+	struct rt_publisher *pub;
+	int ret;
+
+	/* What the old numbering had queued goes as it is; nothing new takes its numbers. */
+	rt_publisher_end_drain(n->pub);
+	ret = rt_publisher_new(&pub, n->host, realtime_ns(), n->layout, n->events, n->ncpus,
+			       &sink);
+	if (ret)
+		return ret;
+	rt_publisher_free(n->pub);
+	n->pub = pub;
+	rt_publisher_set_max_message(n->pub, n->republishing ? 0 : n->max_message);
+	if (n->mark && rt_nats_mark_start(n->mark, rt_publisher_session(pub), key)) {
+		rt_nats_mark_free(n->mark);
+		n->mark = NULL;
+	}
+	return 0;
 }
 
 int rt_nats_kept_fd(const struct rt_nats *n)
@@ -776,11 +828,22 @@ int rt_nats_kept_fd(const struct rt_nats *n)
 	return n->mark ? rt_nats_mark_fd(n->mark) : -1;
 }
 
+static bool failures_unfolded(struct rt_nats *n)
+{
+	for (unsigned int cpu = 0; cpu < n->ncpus; cpu++)
+		if (atomic_load(&n->cpus[cpu].failed) || atomic_load(&n->cpus[cpu].report_again))
+			return true;
+	return false;
+}
+
 void rt_nats_end_drain(struct rt_nats *n)
 {
 	rt_publisher_end_drain(n->pub);
-	/* Everything read so far is handed over: once answered, the mark may move here. */
-	if (n->mark && !rt_publisher_owes(n->pub))
+	/*
+	 * Everything read so far is handed over, no loss is owed a report or
+	 * still to be folded in: once answered, the mark may move here.
+	 */
+	if (n->mark && !rt_publisher_owes(n->pub) && !failures_unfolded(n))
 		rt_nats_mark_note(n->mark, n->next_order, n->pub);
 	if (n->mark)
 		rt_nats_mark_advance(n->mark);
@@ -855,6 +918,12 @@ void rt_nats_poll(struct rt_nats *n)
 	rt_publisher_flush(n->pub);
 	if (n->mark)
 		rt_nats_mark_advance(n->mark);
+	if (n->mark && rt_nats_mark_stuck(n->mark) && !n->said_stuck) {
+		n->said_stuck = true;
+		rt_log(LOG_WARNING, "NATS: more messages in flight than the mark can follow: it "
+		       "stays where it is; after a crash more is published again (JetStream "
+		       "keeps each once within its duplicate window)");
+	}
 	log_news(n);
 	if (st == n->logged_state)
 		return;

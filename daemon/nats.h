@@ -36,6 +36,7 @@ struct rt_nats_opts {
 	 */
 	struct rt_nats_mark *mark;
 	const struct rt_publisher_from *from;
+	uint64_t mark_key;		/* what is published, hashed: another's mark is not read */
 };
 
 struct rt_nats_stats {
@@ -70,11 +71,17 @@ struct rt_ring_page_info;
 void rt_nats_ring_at(struct rt_nats *n, unsigned int cpu, uint64_t page,
 		     const struct rt_ring_page_info *before);
 /*
- * Pages held together per nats_max_message_kb (on), or a page a message
- * (off: pages published again after a crash, so that no message of them
- * has the id of an earlier one that held fewer pages).
+ * Pages published again after a crash (on): a page a message, so that none
+ * has the id of an earlier message that held fewer pages, and none dropped
+ * for want of room; off: as configured again.
  */
-void rt_nats_batch(struct rt_nats *n, bool on);
+void rt_nats_republishing(struct rt_nats *n, bool on);
+/*
+ * A crash's successor that could not publish the dead run's pages again:
+ * a new session from here (nothing new takes the dead run's numbers), its
+ * mark made anew with key. 0, -ENOMEM (publishing goes on as it was).
+ */
+int rt_nats_start_over(struct rt_nats *n, uint64_t key);
 /* The mark's memfd, for systemd's fd store (FDNAME=nats); -1: none kept. */
 int rt_nats_kept_fd(const struct rt_nats *n);
 

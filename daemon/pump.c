@@ -684,7 +684,7 @@ int rt_pump_republish(struct rt_pump *p, struct rt_nats *n, const struct rt_pub_
 	 * stored with fewer records than it holds: at worst it stores a
 	 * page's records twice, which a collector takes once.
 	 */
-	rt_nats_batch(n, false);
+	rt_nats_republishing(n, true);
 	for (int cpu = 0; cpu < p->ncpus && !ret; cpu++) {
 		struct rt_ring_page_info next_counts;
 		uint64_t next = rt_page_ring_next(p->ring, (unsigned int)cpu, &next_counts);
@@ -717,7 +717,7 @@ int rt_pump_republish(struct rt_pump *p, struct rt_nats *n, const struct rt_pub_
 		rt_nats_ring_at(n, (unsigned int)cpu, next, &next_counts);
 	}
 	rt_nats_end_drain(n);
-	rt_nats_batch(n, true);
+	rt_nats_republishing(n, false);
 	free(page);
 	return ret;
 }

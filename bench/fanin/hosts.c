@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	start = now_s(CLOCK_MONOTONIC);
 	for (unsigned int i = 0; i < nhosts; i++) {
 		struct host *h = &hosts[i];
-		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, max_kb, NULL, NULL };
+		struct rt_nats_opts o = { argv[2], "RINGTAP", events, 4096, max_kb, NULL, NULL, 0 };
 
 		snprintf(h->name, sizeof(h->name), "sim%05u", first + i);
 		snprintf(h->boot, sizeof(h->boot), "%s-%05u", boot, first + i);

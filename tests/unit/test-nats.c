@@ -540,7 +540,8 @@ static void test_new_fails(const char *root)
 {
 	struct fixture fx;
 	struct rt_host host = { .hostname = "h" };
-	struct rt_nats_opts o = { "nats://localhost:port", "RINGTAP", events, 16, 0, NULL, NULL };
+	struct rt_nats_opts o = { "nats://localhost:port", "RINGTAP", events, 16, 0,
+				  NULL, NULL, 0 };
 	/* Any pointer the call must leave as it found it. */
 	struct rt_nats *const before = (struct rt_nats *)&fx;
 	struct rt_nats *n = before;

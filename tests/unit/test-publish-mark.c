@@ -29,42 +29,43 @@ static void test_area(void)
 	struct rt_pub_place got[2];
 	size_t size = rt_pub_mark_size(2);
 	uint8_t *area = calloc(1, size);
-	uint64_t session, runs;
+	uint64_t session, runs, key;
 
 	CHECK_EQ(rt_pub_mark_size(0), 0);
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), -EBADMSG);
-	CHECK_EQ(rt_pub_mark_format(area, size - 1, 2, 9, a), -EINVAL);
-	CHECK_EQ(rt_pub_mark_format(area, size, 2, 9, a), 0);
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), -EBADMSG);
+	CHECK_EQ(rt_pub_mark_format(area, size - 1, 2, 9, 77, a), -EINVAL);
+	CHECK_EQ(rt_pub_mark_format(area, size, 2, 9, 77, a), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), 0);
 	CHECK_EQ(session, 9);
 	CHECK_EQ(runs, 0);
+	CHECK_EQ(key, 77);
 	CHECK_EQ(got[1].page, 5);
 	CHECK_EQ(got[1].seq, 50);
 	rt_pub_mark_put(area, b);
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), 0);
 	CHECK_EQ(got[0].page, 4);
 	CHECK_EQ(got[0].seq, 41);
 	CHECK_EQ(got[0].kernel_reports, 1);
 	/* A put cut before its copy was made current (the other one, 0): the copy before stands. */
 	memset(area + size - 4 * sizeof(*a), 0x5a, 2 * sizeof(*a));
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), 0);
 	CHECK_EQ(got[0].page, 4);
 	CHECK_EQ(got[1].seq, 61);
 	rt_pub_mark_take_over(area, runs);
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), 0);
 	CHECK_EQ(runs, 1);
 	/* Not this machine's CPUs, too short, another version, a wild copy number. */
-	CHECK_EQ(rt_pub_mark_read(area, size, 4, &session, &runs, got), -EINVAL);
-	CHECK_EQ(rt_pub_mark_read(area, size - 1, 2, &session, &runs, got), -EBADMSG);
-	CHECK_EQ(rt_pub_mark_read(area, 8, 2, &session, &runs, got), -EBADMSG);
+	CHECK_EQ(rt_pub_mark_read(area, size, 4, &session, &runs, &key, got), -EINVAL);
+	CHECK_EQ(rt_pub_mark_read(area, size - 1, 2, &session, &runs, &key, got), -EBADMSG);
+	CHECK_EQ(rt_pub_mark_read(area, 8, 2, &session, &runs, &key, got), -EBADMSG);
 	area[8] = 2;
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), -EPROTONOSUPPORT);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), -EPROTONOSUPPORT);
 	area[8] = 1;
 	area[32] = 7;
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), -EBADMSG);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), -EBADMSG);
 	area[32] = 0;
 	area[0] ^= 1;
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, got), -EBADMSG);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, got), -EBADMSG);
 	free(area);
 }
 
@@ -78,6 +79,12 @@ struct kept {
 static bool always(void *ctx)
 {
 	return true;
+}
+
+/* No room at all: records drop, a kernel loss still goes (its number must not depend on room). */
+static bool never(void *ctx)
+{
+	return false;
 }
 
 static void keep(void *ctx, struct rt_pub_msg *m)
@@ -230,17 +237,55 @@ static void test_same_ids(const char *root)
 	fixture_close(&fx);
 }
 
+/*
+ * A run with no room for anything: each kernel loss still gets its own
+ * message, numbered k0, k1 as in a run with room, so a run after a crash
+ * gives them the same ids whatever room either had.
+ */
+static void test_kernel_loss_without_room(const char *root)
+{
+	struct rt_host host = { "h1", "6.1", "b00t", 2, "local" };
+	struct kept full = { .tail = &full.head };
+	const struct rt_publisher_sink sink = { never, keep, &full };
+	struct rt_publisher *pub = NULL;
+	struct rt_publisher_stats st;
+	struct fixture fx;
+
+	if (fixture_open(&fx, root, "stock", events)) {
+		CHECK(!"fixture opens");
+		return;
+	}
+	CHECK_EQ(rt_publisher_new(&pub, &host, 42, fx.layout, events, 2, &sink), 0);
+	publish_pages(&fx, pub, 0, 6);
+	rt_publisher_get_stats(pub, &st);
+	CHECK(st.dropped > 0);
+	CHECK_EQ(count_kind(&full, 'r', ".42."), 0);
+	CHECK_EQ(count_kind(&full, 'k', ".42."), 2);
+	CHECK(has_id(&full, "h1.b00t.42.0.k0") && has_id(&full, "h1.b00t.42.0.k1"));
+	rt_publisher_free(pub);
+	rt_pub_msg_free_list(full.head);
+	fixture_close(&fx);
+}
+
 /* Reads the mark the tracking keeps, as a successor would. */
+/* Every message below order_end answered, and the loop takes the answers in. */
+static void answer_all(struct rt_nats_mark *m, uint64_t order_end)
+{
+	for (uint64_t o = 0; o < order_end; o++)
+		rt_nats_mark_settle(m, o);
+	rt_nats_mark_advance(m);
+}
+
 static struct rt_pub_place read_cpu0(struct rt_nats_mark *m, size_t size)
 {
 	struct rt_pub_place places[2] = { { 0 } };
-	uint64_t session, runs;
+	uint64_t session, runs, key;
 	void *area = mmap(NULL, size, PROT_READ, MAP_SHARED, rt_nats_mark_fd(m), 0);
 
 	CHECK(area != MAP_FAILED);
 	if (area == MAP_FAILED)
 		return places[0];
-	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, places), 0);
+	CHECK_EQ(rt_pub_mark_read(area, size, 2, &session, &runs, &key, places), 0);
 	CHECK_EQ(session, 42);
 	munmap(area, size);
 	return places[0];
@@ -272,7 +317,7 @@ static void test_tracking(const char *root)
 	if (!m)
 		return;
 	rt_nats_mark_ring_at(m, 0, 100, &before);
-	CHECK_EQ(rt_nats_mark_start(m, 42), 0);
+	CHECK_EQ(rt_nats_mark_start(m, 42, 5), 0);
 	p = read_cpu0(m, size);
 	CHECK_EQ(p.page, 100);
 	CHECK_EQ(p.events_before, 1000);
@@ -298,15 +343,44 @@ static void test_tracking(const char *root)
 	CHECK_EQ(p.kernel_lost, 7);
 	CHECK_EQ(p.seq, offered);
 
-	/* An answer too far ahead to track: the mark stays where it is from then on. */
+	/*
+	 * A message that failed for good: its records' report is still to go,
+	 * so the note it fell in never becomes the mark, even once all is answered.
+	 */
 	publish_pages(&fx, pub, 3, 4);
 	rt_nats_mark_ring_at(m, 0, 104, &before);
 	rt_nats_mark_note(m, sent.next_order, pub);
-	rt_nats_mark_settle(m, sent.next_order + (1u << 22));
-	for (uint64_t o = 0; o < sent.next_order; o++)
-		rt_nats_mark_settle(m, o);
-	rt_nats_mark_advance(m);
+	rt_nats_mark_failed(m);
+	answer_all(m, sent.next_order);
 	CHECK_EQ(read_cpu0(m, size).page, 103);
+	/* A note taken after the report went, once answered: the mark moves. */
+	publish_pages(&fx, pub, 4, 5);
+	rt_nats_mark_ring_at(m, 0, 105, &before);
+	rt_nats_mark_note(m, sent.next_order, pub);
+	answer_all(m, sent.next_order);
+	CHECK_EQ(read_cpu0(m, size).page, 105);
+
+	/* An answer too far ahead to track: the mark stays where it is from then on. */
+	publish_pages(&fx, pub, 5, 6);
+	rt_nats_mark_ring_at(m, 0, 106, &before);
+	rt_nats_mark_note(m, sent.next_order, pub);
+	CHECK(!rt_nats_mark_stuck(m));
+	rt_nats_mark_settle(m, sent.next_order + (1u << 22));
+	answer_all(m, sent.next_order);
+	CHECK_EQ(read_cpu0(m, size).page, 105);
+	CHECK(rt_nats_mark_stuck(m));
+
+	/* A successor publishing something else (another key) does not go on from it. */
+	{
+		struct rt_publisher_from from;
+		struct rt_pub_place places[2];
+
+		CHECK_EQ(rt_nats_mark_resume(m, 6, &from, places), -ESTALE);
+		CHECK_EQ(rt_nats_mark_resume(m, 5, &from, places), 0);
+		CHECK_EQ(from.session, 42);
+		CHECK_EQ(from.control, 1ULL << 40);
+		CHECK_EQ(places[0].page, 105);
+	}
 
 	rt_publisher_free(pub);
 	rt_nats_mark_free(m);
@@ -321,5 +395,6 @@ int main(int argc, char **argv)
 	test_area();
 	test_same_ids(root);
 	test_tracking(root);
+	test_kernel_loss_without_room(root);
 	return check_exit("test-publish-mark");
 }
