@@ -274,6 +274,26 @@ void rt_ring_cursor_start(struct rt_ring_cursor *cur, uint64_t page, uint64_t ev
 	cur->malformed = malformed;
 }
 
+int rt_ring_cursor_at(const struct rt_ring *ring, unsigned int cpu, uint64_t page,
+		      struct rt_ring_cursor *cur)
+{
+	const struct rt_ring_slot *slot;
+	uint64_t seq;
+
+	if (cpu >= ring->head.ncpus || page >= rt_ring_written(ring, cpu))
+		return -ESTALE;
+	slot = slot_of(ring, cpu, page);
+	seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+	if (seq != 2 * page + 2)
+		return -ESTALE;
+	rt_ring_cursor_start(cur, page, __atomic_load_n(&slot->events_before, __ATOMIC_RELAXED),
+			     __atomic_load_n(&slot->kernel_lost, __ATOMIC_RELAXED),
+			     __atomic_load_n(&slot->kernel_inexact, __ATOMIC_RELAXED),
+			     __atomic_load_n(&slot->malformed, __ATOMIC_RELAXED));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&slot->seq, __ATOMIC_RELAXED) == seq ? 0 : -ESTALE;
+}
+
 /* The slot's header as read between the two looks at its mark; checked only after the second. */
 struct slot_copy {
 	uint64_t page, events_before, kernel_lost, kernel_inexact, malformed, first_ts, last_ts;

@@ -197,6 +197,15 @@ void rt_ring_cursor_start(struct rt_ring_cursor *cur, uint64_t page, uint64_t ev
 			  uint64_t kernel_lost, uint64_t kernel_inexact, uint64_t malformed);
 
 /*
+ * A cursor on the CPU's page `page` with the counts before it, as if
+ * everything before it had been read: a reader that starts there is told
+ * no loss before that page, and every loss after it. 0; -ESTALE when the
+ * slot holds that page no more (or not yet whole).
+ */
+int rt_ring_cursor_at(const struct rt_ring *ring, unsigned int cpu, uint64_t page,
+		      struct rt_ring_cursor *cur);
+
+/*
  * The CPU's next whole page for this reader, copied into buf (page_size
  * bytes of room): 1 with out filled and the cursor moved past it; 0 when
  * no page is ready; -EBADMSG when the area's numbers contradict themselves

@@ -77,7 +77,8 @@ static int put_sub(struct rt_buf *b, const struct rt_state_sub *s)
 	    (ret = put_u64(b, s->raw_schemas)) || (ret = put_u64(b, s->delivered)) ||
 	    (ret = put_u64(b, s->dropped)) || (ret = put_u64(b, s->kernel_lost)) ||
 	    (ret = put_blob(b, s->unsent, s->unsent_len)) || (ret = put_u32(b, s->transport)) ||
-	    (ret = put_u32(b, s->numbered)))
+	    (ret = put_u32(b, s->numbered)) ||
+	    (ret = put_blob(b, s->catch_up, s->catch_up_len)))
 		return ret;
 	return end_record(b, at);
 }
@@ -215,7 +216,11 @@ static int get_sub(struct cursor *outer, struct rt_state_sub *s)
 	s->transport = more(&c) ? get_u32(&c) : RT_STATE_TRANSPORT_SOCKET;
 	/* Added later under version 1: a release before it kept no resumable subscriber. */
 	s->numbered = more(&c) ? get_u32(&c) != 0 : false;
-	return c.short_read ? -EINVAL : 0;
+	/* Later still: a release before it kept no subscriber catching up. */
+	s->catch_up = more(&c) ? get_blob(&c, &s->catch_up_len) : NULL;
+	if (!s->catch_up)
+		s->catch_up_len = 0;
+	return c.short_read || s->catch_up_len % sizeof(uint64_t) ? -EINVAL : 0;
 }
 
 int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt_why *why)

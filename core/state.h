@@ -25,7 +25,8 @@
  * its record; the transport at the end of a subscriber's, then whether it
  * is resumable (its records numbered); the ring's geometry after the last
  * subscriber; then whether the state was written at the start (for a
- * crash) and the resume tokens' secret. A state without them (the first
+ * crash) and the resume tokens' secret; a subscriber's catch-up places
+ * at the end of its record. A state without them (the first
  * release's) reads as one without a ring and with socket subscribers only.
  */
 #include <stdbool.h>
@@ -77,6 +78,12 @@ struct rt_state_sub {
 	size_t unsent_len;
 	uint32_t transport;		/* RT_STATE_TRANSPORT_* */
 	bool numbered;			/* Hello.resumable: its records carry their seq */
+	/*
+	 * Catching up from the page ring (its queue had filled, or it resumed):
+	 * per CPU, little-endian u64, the last seq in its queue; len 0: live.
+	 */
+	const uint8_t *catch_up;
+	size_t catch_up_len;
 };
 
 struct rt_state {

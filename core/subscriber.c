@@ -460,6 +460,22 @@ int rt_subscriber_abandon(struct rt_subscriber *s)
 	return rt_subscriber_flush_losses(s);
 }
 
+bool rt_subscriber_batch_overflows(const struct rt_subscriber *s)
+{
+	struct rt_frame_parts frame;
+
+	if (!s->batch_records ||
+	    rt_encode_batch_parts(s->data_kind, s->batch_cpu, &s->batch, &frame))
+		return false;
+	return s->queued + frame.len > s->max_queued;
+}
+
+void rt_subscriber_discard_batch(struct rt_subscriber *s)
+{
+	s->batch.len = 0;
+	s->batch_records = 0;
+}
+
 int rt_subscriber_end_page(struct rt_subscriber *s)
 {
 	struct rt_frame_parts frame;

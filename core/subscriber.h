@@ -144,6 +144,15 @@ void rt_subscriber_drop_span(struct rt_subscriber *s, unsigned int cpu, uint64_t
 void rt_subscriber_kernel_loss(struct rt_subscriber *s, unsigned int cpu, uint64_t count,
 			       bool exact, uint64_t after_ts, uint64_t before_ts);
 
+/*
+ * Whether the page's pending Batch would go over the queue's limit (and
+ * rt_subscriber_end_page() drop it): the caller may deliver its records
+ * another way, and let it go with rt_subscriber_discard_batch().
+ */
+bool rt_subscriber_batch_overflows(const struct rt_subscriber *s);
+/* The pending Batch let go uncounted: its records reach the subscriber another way. */
+void rt_subscriber_discard_batch(struct rt_subscriber *s);
+
 /* Ends the page: pending losses as Lost frames, then the Batch or its drop (counted, as above). */
 int rt_subscriber_end_page(struct rt_subscriber *s);
 

@@ -4,6 +4,7 @@
  * TLS), Hello, then Welcome or Refusal, the stream (Update, Bye), and its
  * queue written as the socket takes it.
  */
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -632,6 +633,36 @@ static void on_hello(struct rt_conn *c, const Ringtap__Hello *hello)
 	conn_replay(c);
 }
 
+bool conn_spill(struct rt_conn *c, unsigned int cpu)
+{
+	struct replay_env env = replay_env_of(c->srv);
+
+	if (c->state != CONN_STREAMING || c->ring || c->leaving || replay_spill(&env, c, cpu))
+		return false;
+	/* Losses before the page go now: the catch-up starts after them. */
+	if (rt_subscriber_flush_losses(&c->out.sub))
+		conn_out_of_memory(c, "for a loss report");
+	return true;
+}
+
+int conn_catch_up(struct rt_conn *c, const uint8_t *places, size_t len, struct rt_why *why)
+{
+	struct replay_env env = replay_env_of(c->srv);
+	unsigned int n = (unsigned int)(len / sizeof(uint64_t));
+	uint64_t *after = calloc(n ?: 1, sizeof(*after));
+	int ret;
+
+	if (!after)
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	for (unsigned int cpu = 0; cpu < n; cpu++) {
+		memcpy(&after[cpu], places + cpu * sizeof(uint64_t), sizeof(uint64_t));
+		after[cpu] = le64toh(after[cpu]);
+	}
+	ret = replay_adopt(&env, c, after, n, why);
+	free(after);
+	return ret;
+}
+
 bool conn_replay(struct rt_conn *c)
 {
 	const char *nomem;
@@ -735,6 +766,7 @@ void conn_leave(struct rt_conn *c)
 	struct rt_buf b = { 0 };
 
 	c->leaving = false;
+	replay_abandon(c);
 	if (rt_subscriber_flush_losses(&c->out.sub))
 		conn_out_of_memory(c, "for its last loss reports");
 	if (c->ring && !c->said_bye)

@@ -122,6 +122,18 @@ void conn_out_of_memory(struct rt_conn *c, const char *what);
  * when it cannot go on (it was sent an Error and is closing).
  */
 bool conn_replay(struct rt_conn *c);
+/*
+ * Its queue cannot take the page just read on cpu: it catches up from the
+ * page ring instead (replay_spill); false when it cannot (the page is
+ * dropped and reported as before).
+ */
+bool conn_spill(struct rt_conn *c, unsigned int cpu);
+/*
+ * A conn kept over a restart while it caught up: on from places (per CPU,
+ * little-endian u64, as the state keeps them). -errno with why.
+ */
+struct rt_why;
+int conn_catch_up(struct rt_conn *c, const uint8_t *places, size_t len, struct rt_why *why);
 /* After its Bye and a pass that read what it was owed: its losses, our Bye, the close. */
 void conn_leave(struct rt_conn *c);
 /*

@@ -195,14 +195,30 @@ bool fanout_raw_schemas(const struct fanout *f, struct fanout_sub *t)
 	return true;
 }
 
+/* The frame of the page, made once for every subscriber; false without memory. */
+static bool framed(struct fanout_page *p)
+{
+	if (!p->frame.len && !p->framed)
+		p->framed = rt_encode_pages_parts(p->cpu, p->page->data, p->len, p->records,
+						  p->first_seq, &p->frame) ?: 1;
+	return p->framed > 0;
+}
+
+bool fanout_page_overflows(const struct fanout_sub *t, struct fanout_page *p)
+{
+	const struct rt_subscriber *s = &t->sub;
+
+	if (t->encoding != RINGTAP__ENCODING__RAW || !rt_subscriber_selects_cpu(s, p->cpu) ||
+	    !framed(p))
+		return false;
+	return rt_subscriber_queued_bytes(s) + p->frame.len > rt_subscriber_queue_limit(s);
+}
+
 int fanout_page(const struct fanout *f, struct fanout_sub *t, struct fanout_page *p)
 {
 	if (t->encoding != RINGTAP__ENCODING__RAW || !rt_subscriber_selects_cpu(&t->sub, p->cpu))
 		return 0;
-	if (!p->frame.len && !p->framed)
-		p->framed = rt_encode_pages_parts(p->cpu, p->page->data, p->len, p->records,
-						  p->first_seq, &p->frame) ?: 1;
-	if (p->framed < 0 || !fanout_raw_schemas(f, t)) {
+	if (!framed(p) || !fanout_raw_schemas(f, t)) {
 		rt_subscriber_drop_span(&t->sub, p->cpu, p->records, p->first_ts, p->last_ts);
 		return -ENOMEM;
 	}

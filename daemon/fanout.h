@@ -104,5 +104,7 @@ int fanout_record(struct fanout *f, struct fanout_sub *t, const struct rt_record
  */
 bool fanout_raw_schemas(const struct fanout *f, struct fanout_sub *t);
 
+/* Whether the page goes to RAW t and its queue cannot take it (fanout_page would drop it). */
+bool fanout_page_overflows(const struct fanout_sub *t, struct fanout_page *p);
 /* The page into a RAW t's queue when it selected the CPU; 0 or -ENOMEM (counted). */
 int fanout_page(const struct fanout *f, struct fanout_sub *t, struct fanout_page *p);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include "nats.h"
 #include "nats-mark.h"
 #include "page_ring.h"
+#include "replay.h"
 #include "pump.h"
 #include "ring_conn.h"
 #include "ringtapd.h"
@@ -174,6 +176,9 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	/* The new ring, after what it was owed: its library maps it and reads on at its pages. */
 	if (!ret && c->ring && (ret = conn_ring_start(c)))
 		rt_why_set(&why, ret, "cannot send it the new page ring");
+	/* Catching up when the last one stopped: on from where its queue ended. */
+	if (!ret && k->catch_up_len)
+		ret = conn_catch_up(c, k->catch_up, k->catch_up_len, &why);
 	if (ret) {
 		char msg[320];
 
@@ -185,7 +190,8 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	conn_want_write(c, true);
 	rt_log(LOG_INFO, "client %s (pid %d uid %u) resumed after the restart, %zu bytes owed%s",
 	       c->name, (int)c->pid, (unsigned int)c->uid, k->unsent_len,
-	       c->ring ? ", reading the page ring" : "");
+	       c->ring ? ", reading the page ring" :
+	       c->replay ? ", catching up from the page ring" : "");
 	return true;
 }
 
@@ -280,14 +286,28 @@ static const char *not_keepable(const struct rt_conn *c)
 	/* Its bytes would go on, the descriptor they carry would not. */
 	if (c->pass_fd >= 0)
 		return "its Ring frame and the ring's descriptor are not sent yet";
-	/* Where its catch-up is does not go with it: it resumes again, by its token. */
-	if (c->replay)
-		return "still catching up from the page ring";
 	if (c->leaving || c->said_bye || c->peer_shut || c->dead)
 		return "it is leaving";
 	if (!c->kept_sub.data)
 		return "its subscription could not be kept (out of memory)";
 	return NULL;
+}
+
+/* A conn catching up from the page ring: where it is, for the next ringtapd to go on. */
+static int keep_places(const struct rt_conn *c, unsigned int ncpus, struct rt_buf *out)
+{
+	uint64_t *after = calloc(ncpus ?: 1, sizeof(*after));
+	int ret = after ? 0 : -ENOMEM;
+
+	if (after)
+		replay_places(c, after, ncpus);
+	for (unsigned int cpu = 0; !ret && cpu < ncpus; cpu++) {
+		uint64_t le = htole64(after[cpu]);
+
+		ret = rt_buf_put(out, &le, sizeof(le));
+	}
+	free(after);
+	return ret;
 }
 
 /* Every byte queued for s and not yet written, without taking it from the queue. */
@@ -346,14 +366,18 @@ struct kept {
 	struct rt_state st;
 	struct rt_conn **conns;
 	struct rt_buf *unsent;
+	struct rt_buf *catch_up;	/* per kept conn catching up: its places */
 	uint32_t n;
 };
 
 static void kept_release(struct kept *k)
 {
-	for (uint32_t i = 0; i < k->n; i++)
+	for (uint32_t i = 0; i < k->n; i++) {
 		rt_buf_free(&k->unsent[i]);
+		rt_buf_free(&k->catch_up[i]);
+	}
 	free(k->unsent);
+	free(k->catch_up);
 	free(k->conns);
 	free(k->st.cpus);
 	free(k->st.subs);
@@ -395,7 +419,8 @@ static int collect(struct ringtapd *d, struct kept *k)
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
 	k->conns = calloc(srv->n_conns ?: 1, sizeof(*k->conns));
 	k->unsent = calloc(srv->n_conns ?: 1, sizeof(*k->unsent));
-	if (!k->st.cpus || !k->st.subs || !k->conns || !k->unsent)
+	k->catch_up = calloc(srv->n_conns ?: 1, sizeof(*k->catch_up));
+	if (!k->st.cpus || !k->st.subs || !k->conns || !k->unsent || !k->catch_up)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < ncpus; cpu++) {
 		struct rt_pump_totals t;
@@ -428,7 +453,8 @@ static int collect(struct ringtapd *d, struct kept *k)
 			       c->name, (int)c->pid, why);
 			continue;
 		}
-		if (copy_unsent(s, &k->unsent[k->n]))
+		if (copy_unsent(s, &k->unsent[k->n]) ||
+		    (c->replay && keep_places(c, (unsigned int)ncpus, &k->catch_up[k->n])))
 			return -ENOMEM;
 		if (k->unsent[k->n].len)
 			rt_log(LOG_INFO, "client %s (pid %d): %zu bytes owed go with it, %zu of the "
@@ -445,6 +471,7 @@ static int collect(struct ringtapd *d, struct kept *k)
 			.unsent = k->unsent[k->n].data, .unsent_len = k->unsent[k->n].len,
 			.transport = c->ring ? RT_STATE_TRANSPORT_RING : RT_STATE_TRANSPORT_SOCKET,
 			.numbered = c->out.numbered,
+			.catch_up = k->catch_up[k->n].data, .catch_up_len = k->catch_up[k->n].len,
 		};
 		k->conns[k->n++] = c;
 	}

@@ -21,7 +21,9 @@ struct replay_cpu {
 	bool wanted;			/* selected: read until the writer's place */
 	bool started;			/* a page was read: later losses are the ring's to tell */
 	bool in_prev;			/* reading the previous ringtapd's area */
+	bool placed;			/* its cursor set at the start (replay_spill) */
 	uint64_t after;			/* the last seq the subscriber has */
+	uint64_t last_ts;		/* of the last page read; 0: none yet */
 	struct rt_ring_cursor cur;
 };
 
@@ -32,6 +34,7 @@ struct conn_replay {
 	uint8_t *page;			/* one page copied out of the ring */
 	const char *nomem;		/* what an allocation failed for, for the caller to say */
 	bool armed;			/* its CPUs chosen, once its subscription was in force */
+	bool spilled;			/* its queue filled (replay_spill): not a resume */
 	uint64_t pages, records, lost;	/* for the log line at its end */
 };
 
@@ -115,21 +118,17 @@ int replay_check(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	return 0;
 }
 
-int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
-		 struct rt_why *why)
+/* A catch-up for c, each CPU from the writer's place until told otherwise. */
+static int replay_new(const struct replay_env *env, struct rt_conn *c)
 {
 	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
-	struct conn_replay *r;
-	int ret = replay_check(env, c, resume, why);
+	struct conn_replay *r = calloc(1, sizeof(*r));
 
-	if (ret)
-		return ret;
-	r = calloc(1, sizeof(*r));
 	if (!r || !(r->cpus = calloc(ncpus ?: 1, sizeof(*r->cpus))) ||
 	    !(r->page = malloc(env->ring->ring.head.page_size))) {
 		c->replay = r;
 		replay_free(c);
-		return rt_why_set(why, -ENOMEM, "out of memory");
+		return -ENOMEM;
 	}
 	r->ncpus = ncpus;
 	r->env = *env;
@@ -137,8 +136,78 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	/* A CPU it does not name: from the live stream on, as a new subscriber. */
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
 		r->cpus[cpu].after = next_seq(env->ring, cpu);
+	return 0;
+}
+
+int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
+		 struct rt_why *why)
+{
+	int ret = replay_check(env, c, resume, why);
+
+	if (ret)
+		return ret;
+	if (replay_new(env, c))
+		return rt_why_set(why, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < resume->n_cpus; i++)
-		r->cpus[resume->cpus[i]].after = resume->seqs[i];
+		c->replay->cpus[resume->cpus[i]].after = resume->seqs[i];
+	return 0;
+}
+
+int replay_spill(const struct replay_env *env, struct rt_conn *c, unsigned int cpu)
+{
+	struct rt_ring_page_info next;
+	struct rt_ring_cursor at;
+	struct replay_cpu *rc;
+	uint64_t page;
+	int ret;
+
+	if (!env->ring || c->replay || cpu >= (unsigned int)rt_session_ncpus(env->session))
+		return -EOPNOTSUPP;
+	page = rt_page_ring_next(env->ring, cpu, &next);
+	/* The page just read is the writer's last: its counts before it start the cursor. */
+	if (!page || (ret = rt_ring_cursor_at(&env->ring->ring, cpu, page - 1, &at)))
+		return -ESTALE;
+	if ((ret = replay_new(env, c)))
+		return ret;
+	c->replay->spilled = true;
+	rc = &c->replay->cpus[cpu];
+	rc->cur = at;
+	rc->after = at.events - at.kernel_lost;
+	rc->placed = rc->started = true;
+	return 0;
+}
+
+void replay_places(const struct rt_conn *c, uint64_t *after, unsigned int ncpus)
+{
+	const struct conn_replay *r = c->replay;
+
+	for (unsigned int cpu = 0; cpu < ncpus && r && cpu < r->ncpus; cpu++) {
+		const struct replay_cpu *rc = &r->cpus[cpu];
+		uint64_t read = rc->cur.events - rc->cur.kernel_lost;
+
+		/* A page read went into its queue whole: its place is past it. */
+		after[cpu] = rc->started && read > rc->after ? read : rc->after;
+	}
+}
+
+int replay_adopt(const struct replay_env *env, struct rt_conn *c, const uint64_t *after,
+		 unsigned int ncpus, struct rt_why *why)
+{
+	if (!env->ring)
+		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to catch up "
+				  "from");
+	if (ncpus != (unsigned int)rt_session_ncpus(env->session))
+		return rt_why_set(why, -EINVAL, "its places are for %u CPUs, not %d", ncpus,
+				  rt_session_ncpus(env->session));
+	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
+		if (after[cpu] > next_seq(env->ring, cpu))
+			return rt_why_set(why, -EINVAL, "its place on cpu%u (%" PRIu64 ") is ahead "
+					  "of the page ring", cpu, after[cpu]);
+	if (replay_new(env, c))
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
+		c->replay->cpus[cpu].after = after[cpu];
+	c->replay->spilled = true;
 	return 0;
 }
 
@@ -159,6 +228,8 @@ static void replay_arm(struct rt_conn *c)
 		 * meanwhile must reach it by the catch-up, not by the live stream.
 		 */
 		rc->wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu);
+		if (rc->placed)
+			continue;
 		if (rc->after >= next_seq(pr, cpu)) {
 			struct rt_ring_page_info n;
 			uint64_t at = rt_page_ring_next(pr, cpu, &n);
@@ -207,7 +278,7 @@ static void report_losses(struct rt_conn *c, unsigned int cpu, struct replay_cpu
 		rc->started = true;
 		/* Older than the ring's oldest page: gone, all of them counted. */
 		if (first_seq > rc->after + 1) {
-			rt_subscriber_drop(s, cpu, first_seq - rc->after - 1, rd->first_ts);
+			rt_subscriber_drop_span(s, cpu, first_seq - rc->after - 1, 0, rd->first_ts);
 			c->replay->lost += first_seq - rc->after - 1;
 		}
 		return;
@@ -216,11 +287,12 @@ static void report_losses(struct rt_conn *c, unsigned int cpu, struct replay_cpu
 	if (first_seq <= rc->after)
 		return;
 	if (rd->lost_kernel)
-		rt_subscriber_kernel_loss(s, cpu, rd->lost_kernel, true, 0, rd->first_ts);
+		rt_subscriber_kernel_loss(s, cpu, rd->lost_kernel, true, rc->last_ts, rd->first_ts);
 	for (uint64_t i = 0; i < rd->lost_kernel_inexact + rd->lost_malformed; i++)
-		rt_subscriber_kernel_loss(s, cpu, 0, false, 0, rd->first_ts);
+		rt_subscriber_kernel_loss(s, cpu, 0, false, rc->last_ts, rd->first_ts);
 	if (rd->lost_ring) {
-		rt_subscriber_drop(s, cpu, rd->lost_ring, rd->first_ts);
+		/* Written after the last page it read, before this one. */
+		rt_subscriber_drop_span(s, cpu, rd->lost_ring, rc->last_ts, rd->first_ts);
 		c->replay->lost += rd->lost_ring;
 	}
 }
@@ -265,6 +337,8 @@ static int replay_page(struct rt_conn *c, unsigned int cpu, struct replay_cpu *r
 		return ret;
 	first_seq = rc->cur.events - rd.records - rc->cur.kernel_lost + 1;
 	report_losses(c, cpu, rc, &rd, first_seq);
+	if (!(rd.flags & RT_RING_MALFORMED) && rd.records)
+		rc->last_ts = rd.last_ts;
 	c->replay->pages++;
 	if ((rd.flags & RT_RING_MALFORMED) || first_seq + rd.records - 1 <= rc->after ||
 	    !rd.records)
@@ -321,11 +395,43 @@ int replay_step(struct rt_conn *c, const char **nomem)
 	conn_want_write(c, true);
 	if (!caught_up)
 		return 0;
-	rt_log(LOG_INFO, "client %s (pid %d): resumed from the page ring, %" PRIu64 " page(s), "
-	       "%" PRIu64 " record(s) past its place read again, %" PRIu64 " no longer held "
-	       "(reported lost)", c->name, (int)c->pid, r->pages, r->records, r->lost);
+	/* Its queue filled: frequent for a slow reader, and no news once it is live again. */
+	rt_log(r->spilled ? LOG_DEBUG : LOG_INFO, "client %s (pid %d): %s the page ring, "
+	       "%" PRIu64 " page(s), %" PRIu64 " record(s) past its place read again, %" PRIu64
+	       " no longer held (reported lost)", c->name, (int)c->pid,
+	       r->spilled ? "caught up from" : "resumed from", r->pages, r->records, r->lost);
 	replay_free(c);
 	return 0;
+}
+
+void replay_abandon(struct rt_conn *c)
+{
+	struct conn_replay *r = c->replay;
+	uint64_t *after;
+
+	if (!r)
+		return;
+	after = calloc(r->ncpus ?: 1, sizeof(*after));
+	if (after)
+		replay_places(c, after, r->ncpus);
+	for (unsigned int cpu = 0; after && cpu < r->ncpus; cpu++) {
+		struct replay_cpu *rc = &r->cpus[cpu];
+		struct rt_ring_page_info next;
+		uint64_t read;
+
+		if (!rc->wanted)
+			continue;
+		rt_page_ring_next(r->env.ring, cpu, &next);
+		read = next.events_before - next.kernel_lost;
+		/* What the kernel lost meanwhile, as the catch-up would have told it. */
+		if (rc->started && next.kernel_lost > rc->cur.kernel_lost)
+			rt_subscriber_kernel_loss(&c->out.sub, cpu, next.kernel_lost -
+						  rc->cur.kernel_lost, true, 0, 0);
+		if (read > after[cpu])
+			rt_subscriber_drop(&c->out.sub, cpu, read - after[cpu], 0);
+	}
+	free(after);
+	replay_free(c);
 }
 
 void replay_free(struct rt_conn *c)

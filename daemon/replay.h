@@ -10,6 +10,8 @@
  * live stream passes it by until it has caught up with the ring's writer,
  * then it is served like any other. What the ring no longer held is
  * reported to it as lost (QUEUE), as are the kernel's losses it missed.
+ * The same catch-up serves a subscriber whose queue cannot take a page
+ * (replay_spill): a slow one is paced by the ring rather than dropped.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -48,6 +50,20 @@ int replay_check(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 /* A conn that asked to resume: the token checked, where it starts on each CPU. -errno with why. */
 int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap__Resume *resume,
 		 struct rt_why *why);
+/*
+ * A subscriber whose queue cannot take the page just read on cpu (the page
+ * ring's last on that CPU): rather than drop it, it catches up from the
+ * ring, that page first, as fast as its queue takes pages, and loses only
+ * what the ring no longer holds (reported as lost). The caller lets the
+ * page's pending Batch go. 0; -ESTALE, -EOPNOTSUPP (no ring), -ENOMEM:
+ * the caller drops the page as before.
+ */
+int replay_spill(const struct replay_env *env, struct rt_conn *c, unsigned int cpu);
+/* Where a catching-up conn is (the last seq in its queue, per CPU): to carry it over a restart. */
+void replay_places(const struct rt_conn *c, uint64_t *after, unsigned int ncpus);
+/* The next ringtapd: a kept conn catches up on from those places. -errno with why. */
+int replay_adopt(const struct replay_env *env, struct rt_conn *c, const uint64_t *after,
+		 unsigned int ncpus, struct rt_why *why);
 /* A resumable conn's Welcome frame into out (its token, and per CPU the seq it starts after). */
 int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t version,
 		   Ringtap__Encoding enc, struct rt_buf *out);
@@ -59,4 +75,9 @@ int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t ver
  * go on. The caller (conn.c) says it.
  */
 int replay_step(struct rt_conn *c, const char **nomem);
+/*
+ * It leaves before it caught up (its Bye, the stop): what it had still to
+ * read is reported lost to it, the catch-up ends.
+ */
+void replay_abandon(struct rt_conn *c);
 void replay_free(struct rt_conn *c);

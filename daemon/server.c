@@ -19,6 +19,7 @@
 #include "listener.h"
 #include "log.h"
 #include "ring_conn.h"
+#include "replay.h"
 #include "server.h"
 #include "tracefs.h"
 #include "util.h"
@@ -272,6 +273,11 @@ void rt_server_page(struct rt_server *srv, unsigned int cpu, struct rt_page_buf 
 		/* A ring reader takes the page from the ring itself; one catching up, later. */
 		if (c->state != CONN_STREAMING || c->ring || c->replay)
 			continue;
+		/* A queue that cannot take it: the ring holds the page, its catch-up reads it. */
+		if (fanout_page_overflows(&c->out, &p) && conn_spill(c, cpu)) {
+			c->write_due = true;
+			continue;
+		}
 		if (fanout_page(&srv->fan, &c->out, &p))
 			conn_out_of_memory(c, "for a page");
 		if (rt_subscriber_queued_any(&c->out.sub))
@@ -307,8 +313,14 @@ void rt_server_end_page(struct rt_server *srv)
 		next = c->next;
 		if (c->state != CONN_STREAMING || c->ring)
 			continue;
-		/* A batch that cannot be queued is counted lost by the subscriber. */
-		if (rt_subscriber_end_page(sub))
+		/*
+		 * A batch its queue cannot take: the page is in the ring, and the
+		 * subscriber catches up from there at its own pace. Else (no ring,
+		 * no memory) it is counted lost by the subscriber.
+		 */
+		if (rt_subscriber_batch_overflows(sub) && conn_spill(c, sub->batch_cpu))
+			rt_subscriber_discard_batch(sub);
+		else if (rt_subscriber_end_page(sub))
 			conn_out_of_memory(c, "for a batch");
 		if (rt_subscriber_queued_any(sub))
 			c->write_due = true;
@@ -379,8 +391,9 @@ void rt_server_abandon(struct rt_server *srv)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next) {
 		/* A ring reader's queue holds no data; its Ring frame must not go. */
-		if (!rt_subscriber_queued_any(&c->out.sub) || c->ring)
+		if ((!rt_subscriber_queued_any(&c->out.sub) && !c->replay) || c->ring)
 			continue;
+		replay_abandon(c);
 		if (rt_subscriber_abandon(&c->out.sub))
 			conn_out_of_memory(c, "for its loss reports");
 		c->said_bye = false;	/* a queued Bye went with the rest */
@@ -398,6 +411,8 @@ void rt_server_say_bye(struct rt_server *srv)
 
 		if (c->state != CONN_STREAMING || c->said_bye)
 			continue;
+		/* Still catching up at the grace's end: what it did not read is lost to it. */
+		replay_abandon(c);
 		/* The pages read last, told before the end. */
 		if (c->ring)
 			(void)conn_ring_notify(c, true);
@@ -411,7 +426,8 @@ void rt_server_say_bye(struct rt_server *srv)
 bool rt_server_drained(struct rt_server *srv)
 {
 	for (struct rt_conn *c = srv->conns; c; c = c->next)
-		if (rt_subscriber_queued_any(&c->out.sub))
+		if (rt_subscriber_queued_any(&c->out.sub) ||
+		    (c->replay && c->state == CONN_STREAMING))
 			return false;
 	return true;
 }

@@ -426,6 +426,46 @@ static void test_crash(void)
 	free(c.base);
 }
 
+/*
+ * A cursor on a page just written (a subscriber whose queue filled catches
+ * up from it): that page reads with no loss before it, a later lap is
+ * counted from there exactly, and a page the ring holds no more is refused.
+ */
+static void test_cursor_at(void)
+{
+	uint64_t events = 0, lost = 0;
+	struct rt_ring_cursor cur;
+	struct rt_ring_read out;
+	uint8_t buf[128];
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 1, 4, sizeof(buf)), 0);
+	for (uint64_t page = 0; page < 6; page++)
+		write_page(&a.ring, 0, &events, &lost, 5, page == 5 ? 7 : 0);
+	/* Page 5: 25 events and 7 lost before it, the 7 told already. */
+	CHECK_EQ(rt_ring_cursor_at(&a.ring, 0, 5, &cur), 0);
+	CHECK_EQ(cur.page, 5);
+	CHECK_EQ(cur.events, 32);
+	CHECK_EQ(cur.kernel_lost, 7);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 5);
+	CHECK_EQ(out.lost_kernel + out.lost_ring, 0);
+	CHECK(page_is(buf, out.len, 5));
+	/* From page 5 again, lapped by 4 pages and 2 lost by the kernel: 3 pages (15) gone. */
+	CHECK_EQ(rt_ring_cursor_at(&a.ring, 0, 5, &cur), 0);
+	for (uint64_t page = 6; page < 10; page++)
+		write_page(&a.ring, 0, &events, &lost, 5, page == 7 ? 2 : 0);
+	CHECK_EQ(rt_ring_read(&a.ring, 0, &cur, buf, sizeof(buf), &out), 1);
+	CHECK_EQ(out.page, 7);
+	CHECK_EQ(out.lost_ring, 10);
+	CHECK_EQ(out.lost_kernel, 2);
+	/* Overwritten, or not written yet: no cursor. */
+	CHECK_EQ(rt_ring_cursor_at(&a.ring, 0, 5, &cur), -ESTALE);
+	CHECK_EQ(rt_ring_cursor_at(&a.ring, 0, 10, &cur), -ESTALE);
+	CHECK_EQ(rt_ring_cursor_at(&a.ring, 1, 9, &cur), -ESTALE);
+	free(a.base);
+}
+
 int main(void)
 {
 	test_geometry();
@@ -436,5 +476,6 @@ int main(void)
 	test_race();
 	test_continue();
 	test_crash();
+	test_cursor_at();
 	return check_exit("ring");
 }

@@ -12,6 +12,8 @@
 static const uint8_t subscription[] = { 0x0a, 0x03, 'a', ':', 'b' };
 static const uint8_t schemas[] = { 0x05, 0x80 };
 static const uint8_t unsent[] = { 1, 2, 3, 4, 5, 6, 7 };
+/* Catching up: cpu0 after seq 258, cpu1 after 5 (little endian). */
+static const uint8_t catch_up[16] = { 2, 1, 0, 0, 0, 0, 0, 0, 5 };
 
 static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_state_sub *subs)
 {
@@ -26,7 +28,8 @@ static void sample(struct rt_state *st, struct rt_state_cpu *cpus, struct rt_sta
 		.unsent = unsent, .unsent_len = sizeof(unsent), .numbered = true,
 	};
 	subs[1] = (struct rt_state_sub){ .id = 9, .encoding = 2, .name = "raw", .owner = "",
-					 .transport = RT_STATE_TRANSPORT_RING };
+					 .transport = RT_STATE_TRANSPORT_RING,
+					 .catch_up = catch_up, .catch_up_len = sizeof(catch_up) };
 	*st = (struct rt_state){ .instance = "ringtap", .clock = "mono", .buffer_kb = 4096,
 				 .ncpus = 2, .cpus = cpus, .n_subs = 2, .subs = subs,
 				 .ring_slots = 96, .ring_page_size = 4096 };
@@ -74,6 +77,10 @@ static void round_trip(void)
 		CHECK_EQ(got.subs[0].transport, RT_STATE_TRANSPORT_SOCKET);
 		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_RING);
 		CHECK(got.subs[0].numbered && !got.subs[1].numbered);
+		CHECK_EQ(got.subs[0].catch_up_len, 0);
+		CHECK_EQ(got.subs[1].catch_up_len, sizeof(catch_up));
+		CHECK(got.subs[1].catch_up && !memcmp(got.subs[1].catch_up, catch_up,
+						      sizeof(catch_up)));
 		CHECK_EQ(got.subs[0].id, 7);
 		CHECK_EQ(got.subs[0].pid, 4242);
 		CHECK_EQ(got.subs[0].latency_ms, 50);
@@ -252,6 +259,7 @@ static void first_release_state(void)
 		CHECK_STR(got.subs[1].name, "raw");
 		CHECK_EQ(got.subs[1].transport, RT_STATE_TRANSPORT_SOCKET);
 		CHECK(!got.subs[0].numbered);
+		CHECK_EQ(got.subs[1].catch_up_len, 0);
 	}
 	CHECK_EQ(got.ring_slots, 0);
 	rt_state_release(&got);

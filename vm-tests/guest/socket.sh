@@ -12,8 +12,10 @@ count() { grep -c "$2" "$1"; }
 # Sizes: a burst of 2 x 2500 test events is about 300 KiB encoded, and under
 # TCG a client gets little CPU during one. A 1 MiB queue (plus the socket's
 # own ~220 KiB) holds a burst for a client that reads between bursts, but
-# not five for one that is stopped throughout.
-ringtapd -s $sock --max-queue-kb 1024 > /tmp/d.out 2> /tmp/d.err &
+# not five for one that is stopped throughout. A client whose queue is full
+# catches up from the page ring: 16 slots per CPU make the stopped one lose
+# (the default ring would hold all five bursts).
+ringtapd -s $sock --max-queue-kb 1024 --ring-pages=16 > /tmp/d.out 2> /tmp/d.err &
 daemon=$!
 wait_lines /tmp/d.err "listening on $sock"
 [ "$(stat -c %a $sock)" = 660 ] || fail "socket mode $(stat -c %a $sock)"
