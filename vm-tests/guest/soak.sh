@@ -49,9 +49,9 @@ soak_end() {
 	}
 }
 
-# A full queue catches up from the page ring: 16 slots per CPU, so that the
+# A full queue catches up from the page ring: 4 slots per CPU, so that the
 # slow quarter is lapped and loses (the default ring would hold it all).
-ringtapd -s $sock --max-clients 64 --max-queue-kb 128 --ring-pages=16 2> /tmp/d.err &
+ringtapd -s $sock --max-clients 64 --max-queue-kb 128 --ring-pages=4 2> /tmp/d.err &
 daemon=$!
 wait_lines /tmp/d.err "listening on"
 
