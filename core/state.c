@@ -88,9 +88,15 @@ int rt_state_write(const struct rt_state *st, struct rt_buf *out)
 	size_t body, ring;
 	int ret;
 
+	uint32_t version = RT_STATE_VERSION;
+
 	if (st->ncpus > RT_STATE_MAX_CPUS || st->n_subs > RT_STATE_MAX_SUBS)
 		return -EINVAL;
-	if ((ret = rt_buf_put(out, magic, sizeof(magic))) || (ret = put_u32(out, RT_STATE_VERSION)) ||
+	/* A release that would skip catch-up places must not read this state at all. */
+	for (uint32_t i = 0; i < st->n_subs; i++)
+		if (st->subs[i].catch_up_len)
+			version = RT_STATE_VERSION_CATCH_UP;
+	if ((ret = rt_buf_put(out, magic, sizeof(magic))) || (ret = put_u32(out, version)) ||
 	    (ret = begin_record(out, &body)) || (ret = put_str(out, st->instance)) ||
 	    (ret = put_str(out, st->clock)) || (ret = put_u64(out, st->buffer_kb)) ||
 	    (ret = put_u32(out, st->ncpus)))
@@ -235,9 +241,10 @@ int rt_state_read(const uint8_t *buf, size_t len, struct rt_state *st, struct rt
 	st->version = get_u32(&outer);
 	if (outer.short_read)
 		return rt_why_set(why, -EINVAL, "the state ends in its header");
-	if (st->version != RT_STATE_VERSION)
+	if (st->version != RT_STATE_VERSION && st->version != RT_STATE_VERSION_CATCH_UP)
 		return rt_why_set(why, -EPROTONOSUPPORT, "state version %u: this ringtapd reads "
-				  "version %u only", st->version, RT_STATE_VERSION);
+				  "versions %u and %u only", st->version, RT_STATE_VERSION,
+				  RT_STATE_VERSION_CATCH_UP);
 	c = get_record(&outer);
 	st->instance = get_str(&c);
 	st->clock = get_str(&c);

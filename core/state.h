@@ -37,6 +37,13 @@
 #include "why.h"
 
 #define RT_STATE_VERSION 1u
+/*
+ * The same body, written only when a subscriber is catching up from the
+ * page ring: a release before catch-up places would skip them and serve it
+ * live from the writer's place, losing what lies between unreported; it
+ * refuses this version instead (a clean start, its clients resume by token).
+ */
+#define RT_STATE_VERSION_CATCH_UP 2u
 #define RT_STATE_MAX_CPUS 8192u
 #define RT_STATE_MAX_SUBS 65536u
 
@@ -80,7 +87,8 @@ struct rt_state_sub {
 	bool numbered;			/* Hello.resumable: its records carry their seq */
 	/*
 	 * Catching up from the page ring (its queue had filled, or it resumed):
-	 * per CPU, little-endian u64, the last seq in its queue; len 0: live.
+	 * where it is on each CPU, as the daemon packs it (little-endian u64s,
+	 * daemon/replay.c); len 0: live.
 	 */
 	const uint8_t *catch_up;
 	size_t catch_up_len;

@@ -4,7 +4,6 @@
  * TLS), Hello, then Welcome or Refusal, the stream (Update, Bye), and its
  * queue written as the socket takes it.
  */
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -648,19 +647,8 @@ bool conn_spill(struct rt_conn *c, unsigned int cpu)
 int conn_catch_up(struct rt_conn *c, const uint8_t *places, size_t len, struct rt_why *why)
 {
 	struct replay_env env = replay_env_of(c->srv);
-	unsigned int n = (unsigned int)(len / sizeof(uint64_t));
-	uint64_t *after = calloc(n ?: 1, sizeof(*after));
-	int ret;
 
-	if (!after)
-		return rt_why_set(why, -ENOMEM, "out of memory");
-	for (unsigned int cpu = 0; cpu < n; cpu++) {
-		memcpy(&after[cpu], places + cpu * sizeof(uint64_t), sizeof(uint64_t));
-		after[cpu] = le64toh(after[cpu]);
-	}
-	ret = replay_adopt(&env, c, after, n, why);
-	free(after);
-	return ret;
+	return replay_adopt_packed(&env, c, places, len, why);
 }
 
 bool conn_replay(struct rt_conn *c)
@@ -709,6 +697,8 @@ static void on_update(struct rt_conn *c, const Ringtap__Subscription *sub)
 		return;
 	}
 	conn_keep_subscription(c, sub, c->version);
+	/* Catching up: the CPUs it reads follow the new selection. */
+	replay_reselect(c);
 	/* A recorder asks again at its end: cmdlines seen meanwhile. */
 	if (c->out.encoding == RINGTAP__ENCODING__RAW && sub->has_host_texts && sub->host_texts &&
 	    push_host_texts(c))

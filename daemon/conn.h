@@ -129,8 +129,8 @@ bool conn_replay(struct rt_conn *c);
  */
 bool conn_spill(struct rt_conn *c, unsigned int cpu);
 /*
- * A conn kept over a restart while it caught up: on from places (per CPU,
- * little-endian u64, as the state keeps them). -errno with why.
+ * A conn kept over a restart while it caught up: on from places (as
+ * replay_pack_places() packed them into the state). -errno with why.
  */
 struct rt_why;
 int conn_catch_up(struct rt_conn *c, const uint8_t *places, size_t len, struct rt_why *why);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -140,6 +139,9 @@ static bool resume_one(struct ringtapd *d, const struct rt_state_sub *k, int fd)
 	}
 	if (k->transport == RT_STATE_TRANSPORT_RING && !rt_pump_ring_continued(d->pump))
 		ret = rt_why_set(&why, -ESTALE, "the page ring it read could not be carried on");
+	else if (k->catch_up_len && !rt_pump_ring_continued(d->pump))
+		ret = rt_why_set(&why, -ESTALE, "the page ring it was catching up from could not "
+				 "be carried on");
 	else if (k->transport == RT_STATE_TRANSPORT_RING &&
 		 !(c->ring = ring_reader_new((unsigned int)rt_pump_ncpus(d->pump))))
 		ret = rt_why_set(&why, -ENOMEM, "out of memory");
@@ -293,23 +295,6 @@ static const char *not_keepable(const struct rt_conn *c)
 	return NULL;
 }
 
-/* A conn catching up from the page ring: where it is, for the next ringtapd to go on. */
-static int keep_places(const struct rt_conn *c, unsigned int ncpus, struct rt_buf *out)
-{
-	uint64_t *after = calloc(ncpus ?: 1, sizeof(*after));
-	int ret = after ? 0 : -ENOMEM;
-
-	if (after)
-		replay_places(c, after, ncpus);
-	for (unsigned int cpu = 0; !ret && cpu < ncpus; cpu++) {
-		uint64_t le = htole64(after[cpu]);
-
-		ret = rt_buf_put(out, &le, sizeof(le));
-	}
-	free(after);
-	return ret;
-}
-
 /* Every byte queued for s and not yet written, without taking it from the queue. */
 static int copy_unsent(const struct rt_subscriber *s, struct rt_buf *out)
 {
@@ -372,9 +357,12 @@ struct kept {
 
 static void kept_release(struct kept *k)
 {
-	for (uint32_t i = 0; i < k->n; i++) {
-		rt_buf_free(&k->unsent[i]);
-		rt_buf_free(&k->catch_up[i]);
+	/* One more than kept: what a failure left half made at index n. */
+	for (uint32_t i = 0; i <= k->n; i++) {
+		if (k->unsent)
+			rt_buf_free(&k->unsent[i]);
+		if (k->catch_up)
+			rt_buf_free(&k->catch_up[i]);
 	}
 	free(k->unsent);
 	free(k->catch_up);
@@ -418,8 +406,8 @@ static int collect(struct ringtapd *d, struct kept *k)
 	k->st.cpus = calloc((size_t)ncpus, sizeof(*k->st.cpus));
 	k->st.subs = calloc(srv->n_conns ?: 1, sizeof(*k->st.subs));
 	k->conns = calloc(srv->n_conns ?: 1, sizeof(*k->conns));
-	k->unsent = calloc(srv->n_conns ?: 1, sizeof(*k->unsent));
-	k->catch_up = calloc(srv->n_conns ?: 1, sizeof(*k->catch_up));
+	k->unsent = calloc(srv->n_conns + 1, sizeof(*k->unsent));
+	k->catch_up = calloc(srv->n_conns + 1, sizeof(*k->catch_up));
 	if (!k->st.cpus || !k->st.subs || !k->conns || !k->unsent || !k->catch_up)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < ncpus; cpu++) {
@@ -454,7 +442,7 @@ static int collect(struct ringtapd *d, struct kept *k)
 			continue;
 		}
 		if (copy_unsent(s, &k->unsent[k->n]) ||
-		    (c->replay && keep_places(c, (unsigned int)ncpus, &k->catch_up[k->n])))
+		    (c->replay && replay_pack_places(c, (unsigned int)ncpus, &k->catch_up[k->n])))
 			return -ENOMEM;
 		if (k->unsent[k->n].len)
 			rt_log(LOG_INFO, "client %s (pid %d): %zu bytes owed go with it, %zu of the "

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -153,31 +154,50 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
 	return 0;
 }
 
+/* rc reads on from the writer's place on cpu: it has everything before it. */
+static void place_at_writer(const struct rt_page_ring *pr, unsigned int cpu, struct replay_cpu *rc)
+{
+	struct rt_ring_page_info n;
+	uint64_t at = rt_page_ring_next(pr, cpu, &n);
+
+	rt_ring_cursor_start(&rc->cur, at, n.events_before, n.kernel_lost, n.kernel_inexact,
+			     n.malformed);
+	rc->after = n.events_before - n.kernel_lost;
+	rc->placed = rc->started = true;
+}
+
 int replay_spill(const struct replay_env *env, struct rt_conn *c, unsigned int cpu)
 {
+	unsigned int ncpus = (unsigned int)rt_session_ncpus(env->session);
 	struct rt_ring_page_info next;
 	struct rt_ring_cursor at;
 	struct replay_cpu *rc;
 	uint64_t page;
 	int ret;
 
-	if (!env->ring || c->replay || cpu >= (unsigned int)rt_session_ncpus(env->session))
+	if (!env->ring || c->replay || cpu >= ncpus)
 		return -EOPNOTSUPP;
 	page = rt_page_ring_next(env->ring, cpu, &next);
-	/* The page just read is the writer's last: its counts before it start the cursor. */
-	if (!page || (ret = rt_ring_cursor_at(&env->ring->ring, cpu, page - 1, &at)))
+	/*
+	 * The page just read is the writer's last: its counts before it start
+	 * the cursor. A malformed one holds no records to catch up with.
+	 */
+	if (!page || (ret = rt_ring_cursor_at(&env->ring->ring, cpu, page - 1, &at)) ||
+	    next.malformed != at.malformed)
 		return -ESTALE;
 	if ((ret = replay_new(env, c)))
 		return ret;
 	c->replay->spilled = true;
+	/* Every CPU placed now: pages read on the others before the next flush are its too. */
+	for (unsigned int other = 0; other < ncpus; other++)
+		place_at_writer(env->ring, other, &c->replay->cpus[other]);
 	rc = &c->replay->cpus[cpu];
 	rc->cur = at;
 	rc->after = at.events - at.kernel_lost;
-	rc->placed = rc->started = true;
 	return 0;
 }
 
-void replay_places(const struct rt_conn *c, uint64_t *after, unsigned int ncpus)
+void replay_places(const struct rt_conn *c, struct replay_place *out, unsigned int ncpus)
 {
 	const struct conn_replay *r = c->replay;
 
@@ -186,13 +206,18 @@ void replay_places(const struct rt_conn *c, uint64_t *after, unsigned int ncpus)
 		uint64_t read = rc->cur.events - rc->cur.kernel_lost;
 
 		/* A page read went into its queue whole: its place is past it. */
-		after[cpu] = rc->started && read > rc->after ? read : rc->after;
+		out[cpu] = (struct replay_place){
+			.after = rc->started && read > rc->after ? read : rc->after,
+			.placed = rc->started, .cur = rc->cur,
+		};
 	}
 }
 
-int replay_adopt(const struct replay_env *env, struct rt_conn *c, const uint64_t *after,
+int replay_adopt(const struct replay_env *env, struct rt_conn *c, const struct replay_place *at,
 		 unsigned int ncpus, struct rt_why *why)
 {
+	const struct rt_ring *prev;
+
 	if (!env->ring)
 		return rt_why_set(why, -EOPNOTSUPP, "this ringtapd keeps no page ring to catch up "
 				  "from");
@@ -200,15 +225,98 @@ int replay_adopt(const struct replay_env *env, struct rt_conn *c, const uint64_t
 		return rt_why_set(why, -EINVAL, "its places are for %u CPUs, not %d", ncpus,
 				  rt_session_ncpus(env->session));
 	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
-		if (after[cpu] > next_seq(env->ring, cpu))
-			return rt_why_set(why, -EINVAL, "its place on cpu%u (%" PRIu64 ") is ahead "
-					  "of the page ring", cpu, after[cpu]);
+		if (at[cpu].after > next_seq(env->ring, cpu) ||
+		    (at[cpu].placed && at[cpu].cur.events < at[cpu].cur.kernel_lost))
+			return rt_why_set(why, -EINVAL, "its place on cpu%u (%" PRIu64 ") is not "
+					  "in the page ring", cpu, at[cpu].after);
 	if (replay_new(env, c))
 		return rt_why_set(why, -ENOMEM, "out of memory");
-	for (unsigned int cpu = 0; cpu < ncpus; cpu++)
-		c->replay->cpus[cpu].after = after[cpu];
+	prev = rt_page_ring_prev(env->ring);
+	for (unsigned int cpu = 0; cpu < ncpus; cpu++) {
+		struct replay_cpu *rc = &c->replay->cpus[cpu];
+
+		rc->after = at[cpu].after;
+		if (!at[cpu].placed)
+			continue;
+		/* Its cursor with the counts it had: losses it was told are not told again. */
+		rc->cur = at[cpu].cur;
+		rc->placed = rc->started = true;
+		rc->in_prev = prev && rc->cur.page < rt_ring_written(prev, cpu);
+	}
 	c->replay->spilled = true;
 	return 0;
+}
+
+/* Per CPU, little endian: after, the cursor's page (UINT64_MAX: not placed) and its counts. */
+enum { PLACE_WORDS = 6 };
+
+int replay_pack_places(const struct rt_conn *c, unsigned int ncpus, struct rt_buf *out)
+{
+	struct replay_place *at = calloc(ncpus ?: 1, sizeof(*at));
+	int ret = at ? 0 : -ENOMEM;
+
+	if (at)
+		replay_places(c, at, ncpus);
+	for (unsigned int cpu = 0; !ret && cpu < ncpus; cpu++) {
+		const struct rt_ring_cursor *k = &at[cpu].cur;
+		uint64_t w[PLACE_WORDS] = {
+			at[cpu].after, at[cpu].placed ? k->page : UINT64_MAX, k->events,
+			k->kernel_lost, k->kernel_inexact, k->malformed,
+		};
+
+		for (int i = 0; i < PLACE_WORDS; i++)
+			w[i] = htole64(w[i]);
+		ret = rt_buf_put(out, w, sizeof(w));
+	}
+	free(at);
+	return ret;
+}
+
+int replay_adopt_packed(const struct replay_env *env, struct rt_conn *c, const uint8_t *bytes,
+			size_t len, struct rt_why *why)
+{
+	size_t n = len / (PLACE_WORDS * sizeof(uint64_t));
+	struct replay_place *at;
+	int ret;
+
+	if (len % (PLACE_WORDS * sizeof(uint64_t)) || !n)
+		return rt_why_set(why, -EINVAL, "its catch-up places (%zu bytes) cannot be read",
+				  len);
+	at = calloc(n, sizeof(*at));
+	if (!at)
+		return rt_why_set(why, -ENOMEM, "out of memory");
+	for (size_t cpu = 0; cpu < n; cpu++) {
+		uint64_t w[PLACE_WORDS];
+
+		memcpy(w, bytes + cpu * sizeof(w), sizeof(w));
+		for (int i = 0; i < PLACE_WORDS; i++)
+			w[i] = le64toh(w[i]);
+		at[cpu] = (struct replay_place){
+			.after = w[0], .placed = w[1] != UINT64_MAX,
+			.cur = { .page = w[1], .events = w[2], .kernel_lost = w[3],
+				 .kernel_inexact = w[4], .malformed = w[5] },
+		};
+	}
+	ret = replay_adopt(env, c, at, (unsigned int)n, why);
+	free(at);
+	return ret;
+}
+
+void replay_reselect(struct rt_conn *c)
+{
+	struct conn_replay *r = c->replay;
+
+	if (!r || !r->armed)
+		return;
+	for (unsigned int cpu = 0; cpu < r->ncpus; cpu++) {
+		struct replay_cpu *rc = &r->cpus[cpu];
+		bool wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu);
+
+		/* A CPU it adds: from now on, as the live stream would give it. */
+		if (wanted && !rc->wanted)
+			place_at_writer(r->env.ring, cpu, rc);
+		rc->wanted = wanted;
+	}
 }
 
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */
@@ -230,14 +338,9 @@ static void replay_arm(struct rt_conn *c)
 		rc->wanted = rt_subscriber_selects_cpu(&c->out.sub, cpu);
 		if (rc->placed)
 			continue;
+		/* Nothing to skip: from the writer's place, with the counts before it. */
 		if (rc->after >= next_seq(pr, cpu)) {
-			struct rt_ring_page_info n;
-			uint64_t at = rt_page_ring_next(pr, cpu, &n);
-
-			/* Nothing to skip: from the writer's place, with the counts before it. */
-			rt_ring_cursor_start(&rc->cur, at, n.events_before, n.kernel_lost,
-					     n.kernel_inexact, n.malformed);
-			rc->started = true;
+			place_at_writer(pr, cpu, rc);
 			continue;
 		}
 		rc->in_prev = prev && rt_ring_oldest(prev, cpu) < rt_ring_written(prev, cpu);
@@ -295,6 +398,9 @@ static void report_losses(struct rt_conn *c, unsigned int cpu, struct replay_cpu
 		rt_subscriber_drop_span(s, cpu, rd->lost_ring, rc->last_ts, rd->first_ts);
 		c->replay->lost += rd->lost_ring;
 	}
+	/* The page itself malformed: its records uncounted, told as the live stream tells it. */
+	if (rd->flags & RT_RING_MALFORMED)
+		rt_subscriber_kernel_loss(s, cpu, 0, false, rc->last_ts, 0);
 }
 
 static int queue_raw_page(struct rt_conn *c, unsigned int cpu, const struct rt_ring_read *rd,
@@ -407,30 +513,39 @@ int replay_step(struct rt_conn *c, const char **nomem)
 void replay_abandon(struct rt_conn *c)
 {
 	struct conn_replay *r = c->replay;
-	uint64_t *after;
+	struct replay_place *at;
 
 	if (!r)
 		return;
-	after = calloc(r->ncpus ?: 1, sizeof(*after));
-	if (after)
-		replay_places(c, after, r->ncpus);
-	for (unsigned int cpu = 0; after && cpu < r->ncpus; cpu++) {
+	at = calloc(r->ncpus ?: 1, sizeof(*at));
+	if (at)
+		replay_places(c, at, r->ncpus);
+	for (unsigned int cpu = 0; at && cpu < r->ncpus; cpu++) {
 		struct replay_cpu *rc = &r->cpus[cpu];
 		struct rt_ring_page_info next;
 		uint64_t read;
 
-		if (!rc->wanted)
+		if (r->armed ? !rc->wanted : !rt_subscriber_selects_cpu(&c->out.sub, cpu))
 			continue;
 		rt_page_ring_next(r->env.ring, cpu, &next);
 		read = next.events_before - next.kernel_lost;
 		/* What the kernel lost meanwhile, as the catch-up would have told it. */
-		if (rc->started && next.kernel_lost > rc->cur.kernel_lost)
-			rt_subscriber_kernel_loss(&c->out.sub, cpu, next.kernel_lost -
-						  rc->cur.kernel_lost, true, 0, 0);
-		if (read > after[cpu])
-			rt_subscriber_drop(&c->out.sub, cpu, read - after[cpu], 0);
+		if (rc->started) {
+			struct rt_subscriber *s = &c->out.sub;
+
+			uint64_t kernel = next.kernel_lost - rc->cur.kernel_lost;
+
+			if (next.kernel_lost > rc->cur.kernel_lost)
+				rt_subscriber_kernel_loss(s, cpu, kernel, true, rc->last_ts, 0);
+			for (uint64_t i = rc->cur.kernel_inexact + rc->cur.malformed;
+			     i < next.kernel_inexact + next.malformed; i++)
+				rt_subscriber_kernel_loss(s, cpu, 0, false, rc->last_ts, 0);
+		}
+		if (read > at[cpu].after)
+			rt_subscriber_drop_span(&c->out.sub, cpu, read - at[cpu].after, rc->last_ts,
+						0);
 	}
-	free(after);
+	free(at);
 	replay_free(c);
 }
 

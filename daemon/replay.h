@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "encode.h"
+#include "ring.h"
 #include "ringtap.pb-c.h"
 
 struct fanout;
@@ -59,11 +60,31 @@ int replay_begin(const struct replay_env *env, struct rt_conn *c, const Ringtap_
  * the caller drops the page as before.
  */
 int replay_spill(const struct replay_env *env, struct rt_conn *c, unsigned int cpu);
-/* Where a catching-up conn is (the last seq in its queue, per CPU): to carry it over a restart. */
-void replay_places(const struct rt_conn *c, uint64_t *after, unsigned int ncpus);
+/*
+ * Where a catch-up is on one CPU: the last seq in the subscriber's queue,
+ * and (placed) the ring cursor with the counts it was told of, so that a
+ * loss is told once whichever ringtapd reads on.
+ */
+struct replay_place {
+	uint64_t after;
+	bool placed;
+	struct rt_ring_cursor cur;
+};
+/* Where a catching-up conn is, per CPU: to carry it over a restart. */
+void replay_places(const struct rt_conn *c, struct replay_place *out, unsigned int ncpus);
 /* The next ringtapd: a kept conn catches up on from those places. -errno with why. */
-int replay_adopt(const struct replay_env *env, struct rt_conn *c, const uint64_t *after,
+int replay_adopt(const struct replay_env *env, struct rt_conn *c, const struct replay_place *at,
 		 unsigned int ncpus, struct rt_why *why);
+/* The places packed for the restart's state (rt_state_sub.catch_up); 0 or -ENOMEM. */
+int replay_pack_places(const struct rt_conn *c, unsigned int ncpus, struct rt_buf *out);
+/* replay_adopt() from what replay_pack_places() packed. -errno with why. */
+int replay_adopt_packed(const struct replay_env *env, struct rt_conn *c, const uint8_t *bytes,
+			size_t len, struct rt_why *why);
+/*
+ * Its selection changed (an Update) while it catches up: a CPU it adds is
+ * read from the writer's place on, one it drops no more.
+ */
+void replay_reselect(struct rt_conn *c);
 /* A resumable conn's Welcome frame into out (its token, and per CPU the seq it starts after). */
 int replay_welcome(const struct replay_env *env, struct rt_conn *c, uint32_t version,
 		   Ringtap__Encoding enc, struct rt_buf *out);

@@ -54,9 +54,16 @@ static void round_trip(void)
 	struct rt_buf b = { 0 };
 	struct rt_why why = { "" };
 
-	write_sample(&b, 2, 2);
+	/* No one catching up: the first version, which every release reads. */
+	write_sample(&b, 2, 1);
 	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), 0);
 	CHECK_EQ(got.version, RT_STATE_VERSION);
+	rt_state_release(&got);
+	rt_buf_free(&b);
+	/* One catching up: a version a release without catch-up places refuses. */
+	write_sample(&b, 2, 2);
+	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), 0);
+	CHECK_EQ(got.version, RT_STATE_VERSION_CATCH_UP);
 	CHECK_STR(got.instance, "ringtap");
 	CHECK_STR(got.clock, "mono");
 	CHECK_EQ(got.buffer_kb, 4096);
@@ -146,10 +153,10 @@ static void refusals(void)
 
 	write_sample(&b, 2, 2);
 	/* Another release's version: refused, saying which. */
-	b.data[8] = 2;
+	b.data[8] = 3;
 	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EPROTONOSUPPORT);
-	CHECK_STR(why.text, "state version 2: this ringtapd reads version 1 only");
-	b.data[8] = 1;
+	CHECK_STR(why.text, "state version 3: this ringtapd reads versions 1 and 2 only");
+	b.data[8] = 2;
 	/* Not a state at all. */
 	b.data[0] = 'X';
 	CHECK_EQ(rt_state_read(b.data, b.len, &got, &why), -EINVAL);
