@@ -140,6 +140,12 @@ expect_every_seq() {
 	cat "$2"
 	grep -q '^comment:' "$2" && fail "$1: the stream reported: $(grep '^comment:' "$2")"
 	_report=$(tail -n 1 "$2")
+	# Records missing: what the daemons said of catch-ups, resumes and recovered pages.
+	if grep -q '^missing:' "$2" && command -v journalctl > /dev/null; then
+		journalctl -o short-monotonic --no-pager | grep -E 'caught up|resumed|taken from|cannot|recover' |
+			tail -n 60 | sed 's/^/note: /'
+		grep -h '^missing:' /tmp/*.check 2> /dev/null | sed 's/^/note: any subscriber /'
+	fi
 	expect_eq "$1: records seen twice" "$(echo "$_report" | sed -n 's/.* dups \([0-9]*\).*/\1/p')" 0
 	seq_total=0
 	for _c in $(seq 0 $(($(nproc) - 1))); do

@@ -109,6 +109,8 @@ pass "record: every one of $total events in the capture once"
 gap=$(sed -n 's/.* longest_gap_ms \([0-9]*\).*/\1/p' /tmp/a.check)
 echo "note: CRASH-FIGURES crashes=$crashes rate=$rate events=$total longest_gap_ms=$gap" \
 	"ring_longest_gap_ms=$ring_gap tls_longest_gap_ms=$tls_gap"
+# Subscribers whose queue filled and that caught up from the page ring (debug lines).
+echo "note: catch-ups after a full queue: $(journal | grep -c 'caught up from the page ring')"
 
 # --- a real stop leaves nothing --------------------------------------------------
 systemctl stop ringtapd.socket ringtapd.service
