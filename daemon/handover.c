@@ -208,7 +208,8 @@ static void restore_from_ring(struct ringtapd *d)
 
 	for (int cpu = 0; prev && cpu < rt_pump_ncpus(d->pump); cpu++) {
 		struct rt_ring_page_info n;
-		uint64_t next;
+		struct rt_why why = { "" };
+		uint64_t next, unread;
 
 		if (rt_ring_left_at(prev, (unsigned int)cpu, &next, &n)) {
 			rt_log(LOG_WARNING, "cpu %d: the crashed ringtapd's ring counts disagree; "
@@ -222,10 +223,20 @@ static void restore_from_ring(struct ringtapd *d)
 				  n.malformed },
 		});
 		/* Read from the kernel, not committed: the kernel has it no more, the ring does. */
-		if (rt_pump_recover_page(d->pump, prev, cpu, next))
+		if (rt_pump_recover_page(d->pump, prev, cpu, next, &why))
 			rt_log(LOG_NOTICE, "cpu %d: the page the crashed ringtapd had read and "
 			       "not yet passed on was taken from its ring (page %" PRIu64 ")", cpu,
 			       next);
+		else
+			rt_log(LOG_INFO, "cpu %d: the crashed ringtapd's ring goes on at page "
+			       "%" PRIu64 " (%" PRIu64 " events before it): no page read and not "
+			       "passed on to recover, %s", cpu, next, n.events_before, why.text);
+		/* A read the ring never saw (a crash closer to it than the recovery knows): told. */
+		unread = rt_pump_count_unread(d->pump, cpu);
+		if (unread)
+			rt_log(LOG_WARNING, "cpu %d: the crashed ringtapd took %" PRIu64 " events "
+			       "from the kernel that its ring does not hold: reported lost before "
+			       "the CPU's next page", cpu, unread);
 	}
 	rt_log(LOG_NOTICE, "resumed after a crash: the instance's buffers as they were%s; "
 	       "subscribers resume with their tokens from the page ring",

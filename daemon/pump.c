@@ -35,6 +35,8 @@ struct cpu_account {
 	uint64_t ring_read, ring_lost, ring_inexact;
 	uint64_t last_ts;		/* of the last record read: losses come after it */
 	uint64_t page_index;		/* records of the page being walked so far */
+	/* Taken from the kernel by a crashed run and in no ring: lost before the next page. */
+	uint64_t unread_lost;
 	bool said_out_of_memory;	/* its reader could not copy a queued page out: logged once */
 };
 
@@ -203,6 +205,21 @@ static void kernel_loss(struct rt_pump *p, int cpu, uint64_t count, bool exact, 
 				    before_ts);
 }
 
+/* Events a crashed run took from the kernel and never passed on, lost before this page. */
+static void unread_loss(struct rt_pump *p, int cpu, uint64_t count, uint64_t before_ts)
+{
+	uint64_t after_ts = p->acct[cpu].last_ts;
+
+	if (p->to.server)
+		rt_server_daemon_loss(p->to.server, (unsigned int)cpu, count, after_ts, before_ts);
+	if (p->to.nats)
+		rt_nats_kernel_loss(p->to.nats, (unsigned int)cpu, count, true, after_ts,
+				    before_ts);
+	if (p->to.text)
+		fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n", cpu,
+			count, before_ts);
+}
+
 /*
  * How many events the kernel lost before this page. The page says so when
  * it had room for the count; when it had not (a page full to its last
@@ -240,10 +257,17 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 	struct cpu_account *a = &p->acct[cpu];
 	struct rt_page_result res;
 	struct rt_ring_page_info info = { .len = len };
+	uint64_t unread = a->unread_lost;
 	bool walk = p->to.text || p->to.nats ||
 		    (p->to.server && rt_server_wants_records(p->to.server));
 	int ret;
 
+	/* Numbered past them, as the ring's counts go on: a resumed subscriber is told there. */
+	if (unread) {
+		a->ring_read += unread;
+		a->records += unread;
+		a->unread_lost = 0;
+	}
 	/* Raw subscribers alone take the page whole: it is checked and counted, not walked. */
 	a->page_index = 0;
 	ret = rt_decode_page(p->decoder, (unsigned int)cpu, page, len, walk ? on_record : NULL, p,
@@ -274,6 +298,8 @@ static int on_page(int cpu, struct rt_page_buf *buf, unsigned int len, void *ctx
 			fprintf(p->to.text, "# cpu %d: lost %" PRIu64 " events before %" PRIu64 "\n",
 				cpu, count, res.timestamp);
 	}
+	if (unread)
+		unread_loss(p, cpu, unread, ret == -EBADMSG ? 0 : res.timestamp);
 	/* The slot is whole before anyone is told of it: ring readers read it on their own. */
 	if (ret == -EBADMSG) {
 		info.flags = RT_RING_MALFORMED;
@@ -555,7 +581,8 @@ void rt_pump_cpu_totals(const struct rt_pump *p, int cpu, struct rt_pump_totals 
 	};
 }
 
-bool rt_pump_recover_page(struct rt_pump *p, const struct rt_ring *prev, int cpu, uint64_t page)
+bool rt_pump_recover_page(struct rt_pump *p, const struct rt_ring *prev, int cpu, uint64_t page,
+			  struct rt_why *why)
 {
 	struct rt_ring_page_info held;
 	struct rt_page_result res;
@@ -565,24 +592,55 @@ bool rt_pump_recover_page(struct rt_pump *p, const struct rt_ring *prev, int cpu
 	uint64_t held_page;
 
 	room = rt_ring_room_left(prev, (unsigned int)cpu, page, &held_page, &held);
-	if (!room || len > p->ring->ring.head.page_size ||
-	    rt_decode_page(p->decoder, (unsigned int)cpu, room, len, NULL, NULL, &res) ||
-	    !res.records)
+	if (!room) {
+		rt_why_set(why, 0, "its slot was not being written");
 		return false;
+	}
+	if (len > p->ring->ring.head.page_size) {
+		rt_why_set(why, 0, "its page of %zu bytes is larger than this ring's", len);
+		return false;
+	}
+	if (rt_decode_page(p->decoder, (unsigned int)cpu, room, len, NULL, NULL, &res)) {
+		rt_why_set(why, 0, "its room holds no page (%s)", res.error);
+		return false;
+	}
+	if (!res.records) {
+		rt_why_set(why, 0, "its room holds a page without records");
+		return false;
+	}
 	/*
 	 * The commit had begun (it rewrites the header after the read), or the
 	 * room holds a page newer than the one the slot held a lap before: the
 	 * read had taken it from the kernel. Else the read never came.
 	 */
-	if (held_page != page && held.len && res.timestamp <= held.last_ts)
+	if (held_page != page && held.len && res.timestamp <= held.last_ts) {
+		rt_why_set(why, 0, "its room holds page %" PRIu64 " of the lap before (time %" PRIu64
+			   ", that page's last %" PRIu64 ")", held_page, res.timestamp,
+			   held.last_ts);
 		return false;
+	}
 	buf = rt_page_ring_begin(p->ring, (unsigned int)cpu);
-	if (!buf)
+	if (!buf) {
+		rt_why_set(why, 0, "no memory for it");
 		return false;
+	}
 	memcpy(buf->data, room, len);
 	buf->len = (unsigned int)len;
 	p->readers[cpu].pages++;
 	return on_page(cpu, buf, (unsigned int)len, p) == 0;
+}
+
+uint64_t rt_pump_count_unread(struct rt_pump *p, int cpu)
+{
+	struct cpu_account *a = &p->acct[cpu];
+	struct rt_cpu_stats st;
+
+	/* Our own instance, read by ringtapd alone: what the kernel handed over, a run read. */
+	if (!p->watch_cpus || !rt_session_owned(p->session) || a->malformed_pages ||
+	    rt_session_cpu_stats(p->session, cpu, &st) || st.read_events <= a->records)
+		return 0;
+	a->unread_lost = st.read_events - a->records;
+	return a->unread_lost;
 }
 
 void rt_pump_restore_cpu(struct rt_pump *p, int cpu, const struct rt_state_cpu *from)

@@ -110,8 +110,23 @@ bool rt_pump_ring_holds(const struct rt_pump *pump, const struct rt_pub_place *f
  */
 int rt_pump_republish(struct rt_pump *pump, struct rt_nats *nats, const struct rt_pub_place *from,
 		      uint64_t *pages);
+/*
+ * After a crash: the CPU's page `page` passed on from the crashed run's ring
+ * when that run had read it from the kernel and died before its commit
+ * (true); else false, why saying what the slot held.
+ */
 bool rt_pump_recover_page(struct rt_pump *pump, const struct rt_ring *prev, int cpu,
-			  uint64_t page);
+			  uint64_t page, struct rt_why *why);
+/*
+ * After a crash, the page recovered or not: events the kernel handed over
+ * on the CPU beyond those the ring counts (the crashed run read them and
+ * died before they reached its ring). They are reported lost, exactly,
+ * before the CPU's next page: to subscribers then streaming and NATS, and
+ * in the ring's counts (a gap in the events before it) to those that
+ * resume. 0 when the kernel's count cannot be trusted (not our instance,
+ * no counters, malformed pages uncounted).
+ */
+uint64_t rt_pump_count_unread(struct rt_pump *pump, int cpu);
 /*
  * At the stop, tracing off: every CPU read until the kernel's counters say
  * it holds nothing, then what they say was lost beyond what the pages said

@@ -302,6 +302,18 @@ void rt_server_kernel_loss(struct rt_server *srv, unsigned int cpu, uint64_t cou
 	}
 }
 
+void rt_server_daemon_loss(struct rt_server *srv, unsigned int cpu, uint64_t count,
+			   uint64_t after_ts, uint64_t before_ts)
+{
+	for (struct rt_conn *c = srv->conns; c; c = c->next) {
+		/* Ring readers and those catching up read the gap in the ring's counts. */
+		if (c->state != CONN_STREAMING || c->ring || c->replay ||
+		    !rt_subscriber_selects_cpu(&c->out.sub, cpu))
+			continue;
+		rt_subscriber_drop_span(&c->out.sub, cpu, count, after_ts, before_ts);
+	}
+}
+
 void rt_server_end_page(struct rt_server *srv)
 {
 	struct rt_conn *next;

@@ -42,6 +42,12 @@ void rt_server_record(struct rt_server *server, const struct rt_record *record);
  */
 void rt_server_kernel_loss(struct rt_server *server, unsigned int cpu, uint64_t count, bool exact,
 			   uint64_t after_ts, uint64_t before_ts, bool in_ring);
+/*
+ * Events lost in ringtapd itself before cpu's next page (a crashed run's):
+ * told as dropped to those streaming live; the ring's counts tell the rest.
+ */
+void rt_server_daemon_loss(struct rt_server *server, unsigned int cpu, uint64_t count,
+			   uint64_t after_ts, uint64_t before_ts);
 /* Raw subscribers get the page itself, as read: their queues hold it by reference. */
 void rt_server_page(struct rt_server *server, unsigned int cpu, struct rt_page_buf *page,
 		    size_t len, unsigned int records, uint64_t first_ts, uint64_t last_ts,

@@ -123,16 +123,6 @@ daemon_accounted() {
 	pass "ringtapd read, as records, every event the kernel handed over and left none unread"
 }
 
-# wait_for SECONDS CMD...: until CMD succeeds (CMD may itself take a while under TCG).
-wait_for() {
-	_end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt $_end ] || return 1
-		sleep 0.2
-	done
-}
-
 # expect_every_seq WHAT FILE: FILE, an rt-guest-seqcheck report, holds every
 # sequence number the test source emitted on each CPU once and no comment
 # (a loss, a gap, a cut); sets $seq_total to the events emitted.
@@ -142,7 +132,8 @@ expect_every_seq() {
 	_report=$(tail -n 1 "$2")
 	# Records missing: what the daemons said of catch-ups, resumes and recovered pages.
 	if grep -q '^missing:' "$2" && command -v journalctl > /dev/null; then
-		journalctl -o short-monotonic --no-pager | grep -E 'caught up|resumed|taken from|cannot|recover' |
+		journalctl -o short-monotonic --no-pager |
+			grep -E 'caught up|resumed|taken from|cannot|recover|crashed ringtapd' |
 			tail -n 60 | sed 's/^/note: /'
 		grep -h '^missing:' /tmp/*.check 2> /dev/null | sed 's/^/note: any subscriber /'
 	fi
@@ -201,4 +192,48 @@ expect_handed_over() {
 		fail "restart $1: pid $2 kept nothing: $(journalctl _PID="$2" -o cat | tail -n 5)"
 	wait_for 30 sh -c "journalctl _PID=$new -o cat | grep -q 'resumed after a restart'" ||
 		fail "restart $1: pid $new resumed nothing: $(journal | tail -n 20)"
+}
+
+# account_losses FILE: a `ringtap stream` text output, per CPU: the distinct
+# sequence numbers it got, the losses reported to it, its first and last
+# ("cpuN got G lost L first F last S"), then "dups D unreported U": records
+# seen twice, and sequence numbers missing that no report before the next
+# record covered.
+account_losses() {
+	awk '
+		/^# cpu [0-9]*: lost / {
+			cpu = $3; sub(/:$/, "", cpu); n = $5 == "least" ? $6 : $5
+			if ($5 == "at") n = $7
+			lost[cpu] += n; told[cpu] += n
+			next
+		}
+		/^#/ { next }
+		{
+			s = ""; c = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^seq=/) s = substr($i, 5) + 0
+				if ($i ~ /^cpu=/) c = substr($i, 5) + 0
+			}
+			if (s == "" || c == "") next
+			if ((c, s) in seen) dups++
+			seen[c, s] = 1; got[c]++
+			if (!(c in first)) first[c] = s
+			else if (s > last[c] + 1 + told[c]) unreported += s - last[c] - 1 - told[c]
+			last[c] = s; told[c] = 0
+		}
+		END {
+			for (c in got)
+				printf "cpu%s got %d lost %d first %d last %d\n", c, got[c], lost[c],
+					first[c], last[c]
+			printf "dups %d unreported %d\n", dups + 0, unreported + 0
+		}' "$1"
+}
+
+# mark_emitted: what the test source has emitted on each CPU so far;
+# emitted_since CPU: how many it emitted there since the mark.
+mark_emitted() { cp $RINGTAP_TEST/emitted /tmp/emitted.mark; }
+emitted_since() {
+	_now=$(sed -n "s/^cpu$1 //p" $RINGTAP_TEST/emitted)
+	_then=$(sed -n "s/^cpu$1 //p" /tmp/emitted.mark)
+	echo $((${_now:-0} - ${_then:-0}))
 }

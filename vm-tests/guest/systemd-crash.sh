@@ -70,7 +70,8 @@ for i in $(seq "$crashes"); do
 	kill -0 "$ring" 2> /dev/null || fail "crash $i: the ring reader gave up: $(cat /tmp/ring.err)"
 	kill -0 "$tls" 2> /dev/null || fail "crash $i: the TLS stream gave up: $(cat /tmp/tls.err)"
 	kill -0 "$recorder" 2> /dev/null || fail "crash $i: the recorder gave up: $(cat /tmp/rec.err)"
-	journalctl _PID="$new" -o cat | grep "taken from its ring" | sed 's/^/note: /'
+	journalctl _PID="$new" -o cat | grep -E "taken from its ring|crashed ringtapd" |
+		sed "s/^/note: /"
 	sleep 2
 done
 pass "$crashes crashes at $rate events/s: each time the instance adopted and all four resumed"

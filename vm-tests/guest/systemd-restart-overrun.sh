@@ -18,10 +18,7 @@ ringtap stream -e ringtap_test:ringtap_test --no-time --transport=socket > /tmp/
 client=$!
 wait_for 30 sh -c 'journalctl -u ringtapd -o cat | grep -q subscribed' ||
 	fail "no subscription: $(journal | tail -n 20; cat /tmp/s.err)"
-for c in $(seq 0 $((ncpus - 1))); do
-	eval "start$c=\$(sed -n 's/^cpu$c //p' $RINGTAP_TEST/emitted)"
-	eval "start$c=\${start$c:-0}"
-done
+mark_emitted
 echo "$rate" > $RINGTAP_TEST/rate
 sleep 1
 for i in $(seq "$restarts"); do
@@ -36,38 +33,12 @@ sleep 3
 kill -INT "$client"
 wait_or_dump "$client" 60
 cat /tmp/s.err
-# Per CPU: distinct seqs, the lowest and highest, reports lost, and seqs missing before a report.
-awk '
-	/^# cpu [0-9]*: lost / {
-		cpu = $3; sub(/:$/, "", cpu); n = $5 == "least" ? $6 : $5
-		if ($5 == "at") n = $7
-		lost[cpu] += n; told[cpu] += n
-		next
-	}
-	/^#/ { next }
-	{
-		s = ""; c = ""
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^seq=/) s = substr($i, 5) + 0
-			if ($i ~ /^cpu=/) c = substr($i, 5) + 0
-		}
-		if (s == "" || c == "") next
-		if ((c, s) in seen) dups++
-		seen[c, s] = 1; got[c]++
-		if (!(c in first)) first[c] = s
-		else if (s > last[c] + 1 + told[c]) unreported += s - last[c] - 1 - told[c]
-		last[c] = s; told[c] = 0
-	}
-	END {
-		for (c in got)
-			printf "cpu%s got %d lost %d first %d last %d\n", c, got[c], lost[c], first[c], last[c]
-		printf "dups %d unreported %d\n", dups + 0, unreported + 0
-	}' /tmp/s.txt > /tmp/acct
+account_losses /tmp/s.txt > /tmp/acct
 cat /tmp/acct
 expect_eq "records seen twice, missing without a report" "$(tail -n 1 /tmp/acct)" "dups 0 unreported 0"
 all_lost=0
 for c in $(seq 0 $((ncpus - 1))); do
-	emitted=$(( $(sed -n "s/^cpu$c //p" $RINGTAP_TEST/emitted) - $(eval echo \$start$c) ))
+	emitted=$(emitted_since $c)
 	line=$(grep "^cpu$c " /tmp/acct)
 	got=$(echo "$line" | awk '{ print $3 }') lost=$(echo "$line" | awk '{ print $5 }')
 	expect_eq "cpu$c: delivered + reported lost, the events emitted during the run" \
