@@ -133,7 +133,7 @@ expect_every_seq() {
 	# Records missing: what the daemons said of catch-ups, resumes and recovered pages.
 	if grep -q '^missing:' "$2" && command -v journalctl > /dev/null; then
 		journalctl -o short-monotonic --no-pager |
-			grep -E 'caught up|resumed|taken from|cannot|recover|crashed ringtapd' |
+			grep -E 'caught up|resumed|taken from|cannot|recover|crashed ringtapd|handed over' |
 			tail -n 60 | sed 's/^/note: /'
 		grep -h '^missing:' /tmp/*.check 2> /dev/null | sed 's/^/note: any subscriber /'
 	fi
