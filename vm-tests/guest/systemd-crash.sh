@@ -13,8 +13,11 @@
 # crash, systemd's restart pause, the new start, the catch-up) is noted.
 crashes=${CRASHES:-5}
 # 20,000/s passes without the TLS stream; with it the TCG guest falls behind (its
-# catch-ups took over a minute): 10,000/s.
-rate=${RATE:-10000}
+# catch-ups took over a minute). 10,000/s passes on an idle host, but with a
+# core busy beside it (CI runs a fuzzer next to the guests) 3 runs of 6 failed:
+# a resume's catch-up outlasted the wait, or a page went missing. 6,000/s:
+# 4 of 4 with the core busy.
+rate=${RATE:-6000}
 ncpus=$(nproc)
 echo "note: $(systemctl --version | head -n1)"
 
