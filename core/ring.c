@@ -294,6 +294,27 @@ int rt_ring_cursor_at(const struct rt_ring *ring, unsigned int cpu, uint64_t pag
 	return __atomic_load_n(&slot->seq, __ATOMIC_RELAXED) == seq ? 0 : -ESTALE;
 }
 
+uint64_t rt_ring_page_after(const struct rt_ring *ring, unsigned int cpu, uint64_t after)
+{
+	uint64_t lo = rt_ring_oldest(ring, cpu), hi = rt_ring_written(ring, cpu);
+
+	if (lo >= hi)
+		return hi;
+	/* lo has at most `after` records before it (or is the oldest); hi is past the answer. */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		struct rt_ring_cursor cur;
+
+		if (rt_ring_cursor_at(ring, cpu, mid, &cur))
+			break;
+		if (cur.events - cur.kernel_lost <= after)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The slot's header as read between the two looks at its mark; checked only after the second. */
 struct slot_copy {
 	uint64_t page, events_before, kernel_lost, kernel_inexact, malformed, first_ts, last_ts;

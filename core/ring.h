@@ -206,6 +206,16 @@ int rt_ring_cursor_at(const struct rt_ring *ring, unsigned int cpu, uint64_t pag
 		      struct rt_ring_cursor *cur);
 
 /*
+ * Where a reader that has the CPU's records up to `after` (numbered from 1,
+ * as the slots count them: events before a page less its kernel losses)
+ * starts: the last whole page with at most `after` records before it,
+ * found by the slots' counts alone (a binary search, no page copied); the
+ * oldest page when `after` is older; the writer's place when there is no
+ * whole page. A slot overwritten meanwhile ends the search where it got.
+ */
+uint64_t rt_ring_page_after(const struct rt_ring *ring, unsigned int cpu, uint64_t after);
+
+/*
  * The CPU's next whole page for this reader, copied into buf (page_size
  * bytes of room): 1 with out filled and the cursor moved past it; 0 when
  * no page is ready; -EBADMSG when the area's numbers contradict themselves

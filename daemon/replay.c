@@ -319,6 +319,15 @@ void replay_reselect(struct rt_conn *c)
 	}
 }
 
+/* The subscriber has every record the area's pages hold on the CPU: it starts in the next. */
+static bool past_area(const struct rt_ring *area, unsigned int cpu, uint64_t after)
+{
+	struct rt_ring_page_info n;
+	uint64_t next;
+
+	return !rt_ring_left_at(area, cpu, &next, &n) && after >= n.events_before - n.kernel_lost;
+}
+
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */
 static void replay_arm(struct rt_conn *c)
 {
@@ -343,8 +352,10 @@ static void replay_arm(struct rt_conn *c)
 			place_at_writer(pr, cpu, rc);
 			continue;
 		}
-		rc->in_prev = prev && rt_ring_oldest(prev, cpu) < rt_ring_written(prev, cpu);
-		from = rc->in_prev ? rt_ring_oldest(prev, cpu) : rt_ring_oldest(&pr->ring, cpu);
+		rc->in_prev = prev && rt_ring_oldest(prev, cpu) < rt_ring_written(prev, cpu) &&
+			      !past_area(prev, cpu, rc->after);
+		/* Found by the slots' counts: the pages before its place are not read again. */
+		from = rt_ring_page_after(rc->in_prev ? prev : &pr->ring, cpu, rc->after);
 		rt_ring_cursor_start(&rc->cur, from, 0, 0, 0, 0);
 	}
 }

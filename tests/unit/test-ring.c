@@ -466,6 +466,38 @@ static void test_cursor_at(void)
 	free(a.base);
 }
 
+static void test_page_after(void)
+{
+	/* Records a page (the fourth with 7 kernel losses before it, the fifth empty). */
+	static const uint32_t records[] = { 5, 5, 5, 5, 0, 5 };
+	uint64_t events = 0, lost = 0;
+	struct area a;
+
+	CHECK_EQ(area_new(&a, 2, 8, 64), 0);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 0), 0);
+	for (unsigned int i = 0; i < 6; i++)
+		write_page(&a.ring, 0, &events, &lost, records[i], i == 2 ? 7 : 0);
+	/* Records before each page: 0, 5, 10 (the kernel's 7 not numbered), 15, 20, 20. */
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 0), 0);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 3), 0);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 5), 1);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 12), 2);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 19), 3);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 20), 5);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 1000), 5);
+	/* Lapped: pages 0 to 4 overwritten, an older place starts at the oldest. */
+	for (unsigned int i = 0; i < 6; i++)
+		write_page(&a.ring, 0, &events, &lost, 5, 0);
+	CHECK_EQ(rt_ring_oldest(&a.ring, 0), 5);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 3), 5);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 26), 6);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 49), 10);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 50), 11);
+	/* A CPU with no whole page: the writer's place. */
+	CHECK_EQ(rt_ring_page_after(&a.ring, 1, 0), 0);
+	free(a.base);
+}
+
 int main(void)
 {
 	test_geometry();
@@ -477,5 +509,6 @@ int main(void)
 	test_continue();
 	test_crash();
 	test_cursor_at();
+	test_page_after();
 	return check_exit("ring");
 }
