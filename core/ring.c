@@ -300,14 +300,14 @@ uint64_t rt_ring_page_after(const struct rt_ring *ring, unsigned int cpu, uint64
 
 	if (lo >= hi)
 		return hi;
-	/* lo has at most `after` records before it (or is the oldest); hi is past the answer. */
+	/* lo has fewer than `after` records before it (or is the oldest); hi is past the answer. */
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		struct rt_ring_cursor cur;
 
 		if (rt_ring_cursor_at(ring, cpu, mid, &cur))
 			break;
-		if (cur.events - cur.kernel_lost <= after)
+		if (cur.events - cur.kernel_lost < after)
 			lo = mid;
 		else
 			hi = mid;

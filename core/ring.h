@@ -208,10 +208,12 @@ int rt_ring_cursor_at(const struct rt_ring *ring, unsigned int cpu, uint64_t pag
 /*
  * Where a reader that has the CPU's records up to `after` (numbered from 1,
  * as the slots count them: events before a page less its kernel losses)
- * starts: the last whole page with at most `after` records before it,
- * found by the slots' counts alone (a binary search, no page copied); the
- * oldest page when `after` is older; the writer's place when there is no
- * whole page. A slot overwritten meanwhile ends the search where it got.
+ * starts: the last whole page with fewer than `after` records before it,
+ * the one that holds record `after`, so that every loss told by the pages
+ * after it is read as a scan from the oldest would read it. Found by the
+ * slots' counts alone (a binary search, no page copied); the oldest page
+ * when `after` is older; the writer's place when there is no whole page. A
+ * slot overwritten meanwhile ends the search where it got.
  */
 uint64_t rt_ring_page_after(const struct rt_ring *ring, unsigned int cpu, uint64_t after);
 

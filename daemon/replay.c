@@ -319,13 +319,17 @@ void replay_reselect(struct rt_conn *c)
 	}
 }
 
-/* The subscriber has every record the area's pages hold on the CPU: it starts in the next. */
+/*
+ * The subscriber has records of the next area already: it starts there. One
+ * that has exactly this area's last record starts on that record's page, so
+ * that the losses before the next area's first page are told.
+ */
 static bool past_area(const struct rt_ring *area, unsigned int cpu, uint64_t after)
 {
 	struct rt_ring_page_info n;
 	uint64_t next;
 
-	return !rt_ring_left_at(area, cpu, &next, &n) && after >= n.events_before - n.kernel_lost;
+	return !rt_ring_left_at(area, cpu, &next, &n) && after > n.events_before - n.kernel_lost;
 }
 
 /* Once its subscription is in force: the CPUs it selects are those to catch up. */

@@ -477,13 +477,18 @@ static void test_page_after(void)
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 0), 0);
 	for (unsigned int i = 0; i < 6; i++)
 		write_page(&a.ring, 0, &events, &lost, records[i], i == 2 ? 7 : 0);
-	/* Records before each page: 0, 5, 10 (the kernel's 7 not numbered), 15, 20, 20. */
+	/*
+	 * Records before each page: 0, 5, 10 (the kernel's 7 not numbered), 15,
+	 * 20, 20. The page that holds record `after`: the losses before the
+	 * next one (the 7) are read there, not passed over.
+	 */
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 0), 0);
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 3), 0);
-	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 5), 1);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 5), 0);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 10), 1);
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 12), 2);
-	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 19), 3);
-	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 20), 5);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 20), 3);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 21), 5);
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 1000), 5);
 	/* Lapped: pages 0 to 4 overwritten, an older place starts at the oldest. */
 	for (unsigned int i = 0; i < 6; i++)
@@ -491,8 +496,8 @@ static void test_page_after(void)
 	CHECK_EQ(rt_ring_oldest(&a.ring, 0), 5);
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 3), 5);
 	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 26), 6);
-	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 49), 10);
-	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 50), 11);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 50), 10);
+	CHECK_EQ(rt_ring_page_after(&a.ring, 0, 51), 11);
 	/* A CPU with no whole page: the writer's place. */
 	CHECK_EQ(rt_ring_page_after(&a.ring, 1, 0), 0);
 	free(a.base);
